@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0
+/* STUB: being written. */
+#include "kc_algo.h"
+
+const struct kc_algo_ops kc_alg_ahc = {
+	.name = "ahc",
+	.hccl = "AHC",
+};

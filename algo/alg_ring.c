@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Ring (spec 2.2): every member receives from its left neighbour and sends
+ * to its right one.  RS and AG take p - 1 steps of one block each;
+ * Broadcast and Reduce are chains from/to the root (pipelined in pieces
+ * when the builder asks for pipelining); Scatter and Gather forward blocks
+ * along the chain, one block per step per member.
+ */
+#include "kc_algo.h"
+
+static u32 ring_right(const struct kc_group *g, u32 i)
+{
+	return kc_grp_rank(g, kc_grp_mod(g, (s64)i + 1));
+}
+
+static u32 ring_left(const struct kc_group *g, u32 i)
+{
+	return kc_grp_rank(g, kc_grp_mod(g, (s64)i - 1));
+}
+
+static int ring_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	u32 p = g->size, me = g->me, k;
+
+	for (k = 0; k + 1 < p; k++) {
+		struct kc_range s = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)me - k - 1));
+		struct kc_range r = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)me - k - 2));
+
+		kc_b_send(b, ring_right(g, me), l->r.buf, s.off, s.len);
+		kc_b_recv_reduce(b, ring_left(g, me), l->r.buf, r.off, r.len);
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+static int ring_ag(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	u32 p = g->size, me = g->me, k;
+
+	for (k = 0; k + 1 < p; k++) {
+		struct kc_range s = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)me - k));
+		struct kc_range r = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)me - k - 1));
+
+		kc_b_send(b, ring_right(g, me), l->r.buf, s.off, s.len);
+		kc_b_recv(b, ring_left(g, me), l->r.buf, r.off, r.len);
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+static int ring_ar(struct kc_builder *b, const struct kc_group *g, const struct kc_region *r)
+{
+	struct kc_layout l = kc_lay_even(r, g->size);
+
+	ring_rs(b, g, &l);
+	return ring_ag(b, g, &l);
+}
+
+/* Pieces a chain pipelines the region in: one unless pipelining is asked for. */
+static u32 ring_pieces(const struct kc_builder *b, const struct kc_region *r)
+{
+	u64 n;
+
+	if (!b->chunk_elems || !r->count)
+		return 1;
+	n = (r->count + b->chunk_elems - 1) / b->chunk_elems;
+	return (u32)kc_min_u64(n, 1024);
+}
+
+/*
+ * A chain from member distance 0 (head) to distance p - 1 (tail) when
+ * towards_root is false, or from the tail to the head when it is true
+ * (Reduce).  Member at distance d receives piece t in round t and forwards
+ * piece t - 1 in the same round.
+ */
+static int ring_chain(struct kc_builder *b, const struct kc_group *g, u32 root,
+		      const struct kc_region *r, bool towards_root)
+{
+	u32 p = g->size, d = kc_grp_mod(g, (s64)g->me - root), np = ring_pieces(b, r), t;
+	struct kc_layout l = kc_lay_even(r, np);
+	/* upstream sends to me, I send downstream */
+	bool has_up = towards_root ? d + 1 < p : d > 0;
+	bool has_down = towards_root ? d > 0 : d + 1 < p;
+	u32 up = kc_grp_rank(g, kc_grp_mod(g, (s64)g->me + (towards_root ? 1 : -1)));
+	u32 down = kc_grp_rank(g, kc_grp_mod(g, (s64)g->me + (towards_root ? -1 : 1)));
+
+	for (t = 0; t <= np; t++) {
+		if (has_up && t < np) {
+			struct kc_range rg = kc_lay_block(&l, b->esize, t);
+
+			if (towards_root)
+				kc_b_recv_reduce(b, up, r->buf, rg.off, rg.len);
+			else
+				kc_b_recv(b, up, r->buf, rg.off, rg.len);
+		}
+		if (has_down && (has_up ? t >= 1 : t < np)) {
+			struct kc_range rg = kc_lay_block(&l, b->esize, has_up ? t - 1 : t);
+
+			kc_b_send(b, down, r->buf, rg.off, rg.len);
+		}
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+static int ring_bcast(struct kc_builder *b, const struct kc_group *g, u32 root,
+		      const struct kc_region *r)
+{
+	return ring_chain(b, g, root, r, false);
+}
+
+static int ring_reduce(struct kc_builder *b, const struct kc_group *g, u32 root,
+		       const struct kc_region *r)
+{
+	return ring_chain(b, g, root, r, true);
+}
+
+/*
+ * Scatter: in step k the member at distance d <= k forwards the block of
+ * distance p - 1 - k + d to its right; far blocks leave the root first so
+ * every block arrives in the last step at the latest.
+ */
+static int ring_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
+			const struct kc_layout *l)
+{
+	u32 p = g->size, d = kc_grp_mod(g, (s64)g->me - root), k;
+
+	for (k = 0; k + 1 < p; k++) {
+		if (d >= 1 && d <= k + 1) {
+			u32 j = p - 2 - k + d;
+			struct kc_range rg = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)root + j));
+
+			kc_b_recv(b, ring_left(g, g->me), l->r.buf, rg.off, rg.len);
+		}
+		if (d <= k && d + 1 < p) {
+			u32 j = p - 1 - k + d;
+			struct kc_range rg = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)root + j));
+
+			kc_b_send(b, ring_right(g, g->me), l->r.buf, rg.off, rg.len);
+		}
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+/* Gather: scatter reversed in time and direction. */
+static int ring_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
+		       const struct kc_layout *l)
+{
+	u32 p = g->size, e = kc_grp_mod(g, (s64)g->me - root), k;
+
+	for (k = 0; k + 1 < p; k++) {
+		if (e >= 1 && e + k <= p - 1) {
+			struct kc_range rg = kc_lay_block(l, b->esize,
+							  kc_grp_mod(g, (s64)root + e + k));
+
+			kc_b_send(b, ring_left(g, g->me), l->r.buf, rg.off, rg.len);
+		}
+		if (e + 1 + k <= p - 1) {
+			struct kc_range rg = kc_lay_block(l, b->esize,
+							  kc_grp_mod(g, (s64)root + e + 1 + k));
+
+			kc_b_recv(b, ring_right(g, g->me), l->r.buf, rg.off, rg.len);
+		}
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+/* p - 1 rounds of a token to the right: then all p members have entered. */
+static int ring_barrier(struct kc_builder *b, const struct kc_group *g)
+{
+	u32 k;
+
+	for (k = 0; k + 1 < g->size; k++) {
+		kc_b_sync_send(b, ring_right(g, g->me));
+		kc_b_sync_recv(b, ring_left(g, g->me));
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+const struct kc_algo_ops kc_alg_ring = {
+	.name = "ring",
+	.hccl = "ring",
+	.rs = ring_rs,
+	.ag = ring_ag,
+	.ar = ring_ar,
+	.bcast = ring_bcast,
+	.reduce = ring_reduce,
+	.scatter = ring_scatter,
+	.gather = ring_gather,
+	.barrier = ring_barrier,
+};

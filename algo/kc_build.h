@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What algorithm generators use to write plans: the builder (append
+ * steps, close rounds, reserve scratch), groups of ranks, and block
+ * layouts of a buffer region.
+ *
+ * Generators never check allocation failures step by step: the builder
+ * records the first error and ignores later appends; kc_build_finish()
+ * reports it.
+ */
+#ifndef KC_BUILD_H
+#define KC_BUILD_H
+
+#include "kc_plan.h"
+
+struct kc_builder {
+	struct kc_plan *plan;
+	int err;
+	u32 round_open;		/* steps appended since the last round close */
+	u64 scratch_top;	/* bump allocator over KC_BUF_SCRATCH */
+	u32 esize;
+	u32 chunk_elems;	/* pipelining granularity hint, elements (>= 1) */
+};
+
+/* Append steps to the current round. */
+void kc_b_send(struct kc_builder *b, u32 peer, u8 buf, u64 off, u64 len);
+void kc_b_recv(struct kc_builder *b, u32 peer, u8 buf, u64 off, u64 len);
+void kc_b_recv_reduce(struct kc_builder *b, u32 peer, u8 buf, u64 off, u64 len);
+void kc_b_sync_send(struct kc_builder *b, u32 peer);
+void kc_b_sync_recv(struct kc_builder *b, u32 peer);
+void kc_b_copy(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 len);
+void kc_b_reduce(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 len);
+void kc_b_avg(struct kc_builder *b, u8 buf, u64 off, u64 len);
+/* Close the current round (no-op when it is empty). */
+void kc_b_round(struct kc_builder *b);
+/* Reserve @bytes of scratch (8-byte aligned); returns its offset. */
+u64 kc_b_scratch(struct kc_builder *b, u64 bytes);
+/* Record an error (first one wins); returns it for convenience. */
+int kc_b_fail(struct kc_builder *b, int err);
+/* Turn global peer ranks of a finished plan into indices of plan->peers. */
+int kc_plan_finalize_peers(struct kc_plan *p);
+
+/* ------------------------------------------------------------- groups */
+
+/*
+ * An ordered set of ranks that run one phase together.  Member i is global
+ * rank ranks[i], or base + i * stride when ranks is NULL.  me is this
+ * rank's member index.
+ */
+struct kc_group {
+	u32 size;
+	u32 me;
+	const u32 *ranks;
+	u32 base;
+	u32 stride;
+};
+
+static inline u32 kc_grp_rank(const struct kc_group *g, u32 i)
+{
+	return g->ranks ? g->ranks[i] : g->base + i * g->stride;
+}
+
+/* Member index i shifted by d around the group (d may be negative). */
+static inline u32 kc_grp_mod(const struct kc_group *g, s64 i)
+{
+	s64 n = g->size;
+	s64 r = i % n;
+
+	return (u32)(r < 0 ? r + n : r);
+}
+
+/* ------------------------------------------------------------- regions */
+
+/* count elements at byte offset off of buffer buf */
+struct kc_region {
+	u8 buf;
+	u64 off;
+	u64 count;
+};
+
+/*
+ * A region cut into nslices slices as evenly as possible (the first
+ * count % nslices slices get one element more), and into blocks of spb
+ * consecutive slices: block i is slices [i * spb, (i + 1) * spb).  Plain
+ * layouts have spb = 1; AHC uses spb > 1 to give groups of different sizes
+ * a common slicing.
+ */
+struct kc_layout {
+	struct kc_region r;
+	u32 nslices;
+	u32 spb;
+};
+
+struct kc_range {
+	u64 off;	/* bytes, absolute in the buffer */
+	u64 len;	/* bytes */
+};
+
+/* Element index where slice s of a uniform partition of count into n starts. */
+static inline u64 kc_slice_start(u64 count, u32 n, u32 s)
+{
+	u64 q = count / n, r = count % n;
+
+	return s * q + (s < r ? s : r);
+}
+
+static inline struct kc_range kc_lay_slices(const struct kc_layout *l, u32 esize, u32 s0, u32 s1)
+{
+	u64 a = kc_slice_start(l->r.count, l->nslices, s0);
+	u64 z = kc_slice_start(l->r.count, l->nslices, s1);
+	struct kc_range rg = { l->r.off + a * esize, (z - a) * esize };
+
+	return rg;
+}
+
+static inline struct kc_range kc_lay_block(const struct kc_layout *l, u32 esize, u32 i)
+{
+	return kc_lay_slices(l, esize, i * l->spb, (i + 1) * l->spb);
+}
+
+static inline u32 kc_lay_nblocks(const struct kc_layout *l)
+{
+	return l->nslices / l->spb;
+}
+
+/* The plain layout of a region into n blocks. */
+static inline struct kc_layout kc_lay_even(const struct kc_region *r, u32 n)
+{
+	struct kc_layout l = { *r, n, 1 };
+
+	return l;
+}
+
+/* Block i of a layout as a region of its own (for nested phases). */
+static inline struct kc_region kc_lay_block_region(const struct kc_layout *l, u32 esize, u32 i)
+{
+	struct kc_range rg = kc_lay_block(l, esize, i);
+	struct kc_region r = { l->r.buf, rg.off, rg.len / esize };
+
+	return r;
+}
+
+static inline u64 kc_region_bytes(const struct kc_region *r, u32 esize)
+{
+	return r->count * esize;
+}
+
+/*
+ * Per-member send and receive ranges of an all-to-all phase: member i
+ * gets send[i] from me and I get recv[i] from member i.  The entry for me
+ * is a local copy.  send and recv ranges are in sbuf and rbuf.
+ */
+struct kc_a2a {
+	u8 sbuf;
+	u8 rbuf;
+	const struct kc_range *send;	/* [group size] */
+	const struct kc_range *recv;	/* [group size] */
+};
+
+#endif /* KC_BUILD_H */

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Operation validation and the plan-building driver: maps the user's
+ * buffers onto one working region per operation, runs the composer or a
+ * whole-operation builder on it, and adds the final copy and AVG steps.
+ */
+#include "kc_coll.h"
+#include "kc_reduce.h"
+
+static const char *const kc_op_names[KCOLL_OP_COUNT] = {
+	"allreduce", "reducescatter", "allgather", "broadcast", "reduce",
+	"scatter", "gather", "alltoall", "alltoallv", "barrier",
+};
+
+const char *kc_op_name(u32 op)
+{
+	return op < KCOLL_OP_COUNT ? kc_op_names[op] : "unknown";
+}
+
+bool kc_op_reduces(u32 op)
+{
+	return op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_REDUCESCATTER ||
+	       op == KCOLL_OP_REDUCE;
+}
+
+bool kc_op_rooted(u32 op)
+{
+	return op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE ||
+	       op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER;
+}
+
+/* Elements of the working region: count, or count per rank. */
+static bool kc_op_per_rank(u32 op)
+{
+	return op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER ||
+	       op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER || op == KCOLL_OP_ALLTOALL;
+}
+
+static int kc_err(char *err, u32 errlen, int ret)
+{
+	(void)err;
+	(void)errlen;
+	return ret;
+}
+
+int kc_op_validate(const struct kc_op_desc *op, u32 nranks, char *err, u32 errlen)
+{
+	u64 esize, bytes, i;
+
+	if (op->op >= KCOLL_OP_COUNT) {
+		if (err)
+			kc_snprintf(err, errlen, "unknown operation %u (expected 0..%u)",
+				    op->op, KCOLL_OP_COUNT - 1);
+		return -EINVAL;
+	}
+	if (!nranks) {
+		if (err)
+			kc_snprintf(err, errlen, "a communicator needs at least one rank");
+		return -EINVAL;
+	}
+	if (op->op == KCOLL_OP_BARRIER)
+		return 0;
+	esize = kc_dtype_size(op->dtype);
+	if (!esize) {
+		if (err)
+			kc_snprintf(err, errlen, "unknown datatype %u (expected 0..%u)",
+				    op->dtype, KCOLL_DTYPE_COUNT - 1);
+		return -EINVAL;
+	}
+	if (kc_op_reduces(op->op) && !kc_redop_valid(op->redop)) {
+		if (err)
+			kc_snprintf(err, errlen, "unknown reduce operation %u (expected 0..%u)",
+				    op->redop, KCOLL_REDOP_COUNT - 1);
+		return -EINVAL;
+	}
+	if (kc_op_rooted(op->op) && op->root >= nranks) {
+		if (err)
+			kc_snprintf(err, errlen, "root %u out of range for %u ranks",
+				    op->root, nranks);
+		return -EINVAL;
+	}
+	if (op->flags & ~(u32)KC_OP_F_INPLACE) {
+		if (err)
+			kc_snprintf(err, errlen, "unknown operation flags 0x%x", op->flags);
+		return -EINVAL;
+	}
+	if (op->op == KCOLL_OP_ALLTOALLV) {
+		if (!op->scounts || !op->sdispls || !op->rcounts || !op->rdispls) {
+			if (err)
+				kc_snprintf(err, errlen,
+					    "alltoallv needs send and receive counts and displacements");
+			return -EINVAL;
+		}
+		for (i = 0; i < nranks; i++) {
+			u64 a, b;
+
+			if (check_add_overflow(op->sdispls[i], op->scounts[i], &a) ||
+			    check_add_overflow(op->rdispls[i], op->rcounts[i], &b) ||
+			    check_mul_overflow(a, esize, &a) || check_mul_overflow(b, esize, &b)) {
+				if (err)
+					kc_snprintf(err, errlen,
+						    "alltoallv extent of peer %llu overflows 64 bits",
+						    (unsigned long long)i);
+				return -EOVERFLOW;
+			}
+		}
+		return 0;
+	}
+	if (check_mul_overflow(op->count, esize, &bytes) ||
+	    (kc_op_per_rank(op->op) && check_mul_overflow(bytes, (u64)nranks, &bytes))) {
+		if (err)
+			kc_snprintf(err, errlen, "count %llu of %s overflows the byte size",
+				    (unsigned long long)op->count, kc_dtype_name(op->dtype));
+		return -EOVERFLOW;
+	}
+	return kc_err(err, errlen, 0);
+}
+
+int kc_op_buf_bytes(const struct kc_op_desc *op, u32 nranks, u32 rank,
+		    u64 *send_bytes, u64 *recv_bytes)
+{
+	u64 es = kc_dtype_size(op->dtype), n = op->count * es, all = n * nranks, i;
+	bool root = rank == op->root;
+
+	*send_bytes = 0;
+	*recv_bytes = 0;
+	switch (op->op) {
+	case KCOLL_OP_ALLREDUCE:
+		*send_bytes = n;
+		*recv_bytes = n;
+		break;
+	case KCOLL_OP_REDUCESCATTER:
+		*send_bytes = all;
+		*recv_bytes = n;
+		break;
+	case KCOLL_OP_ALLGATHER:
+		*send_bytes = n;
+		*recv_bytes = all;
+		break;
+	case KCOLL_OP_BROADCAST:
+		*send_bytes = root ? n : 0;
+		*recv_bytes = n;
+		break;
+	case KCOLL_OP_REDUCE:
+		*send_bytes = n;
+		*recv_bytes = root ? n : 0;
+		break;
+	case KCOLL_OP_SCATTER:
+		*send_bytes = root ? all : 0;
+		*recv_bytes = n;
+		break;
+	case KCOLL_OP_GATHER:
+		*send_bytes = n;
+		*recv_bytes = root ? all : 0;
+		break;
+	case KCOLL_OP_ALLTOALL:
+		*send_bytes = all;
+		*recv_bytes = all;
+		break;
+	case KCOLL_OP_ALLTOALLV:
+		for (i = 0; i < nranks; i++) {
+			*send_bytes = kc_max_u64(*send_bytes,
+						 (op->sdispls[i] + op->scounts[i]) * es);
+			*recv_bytes = kc_max_u64(*recv_bytes,
+						 (op->rdispls[i] + op->rcounts[i]) * es);
+		}
+		break;
+	case KCOLL_OP_BARRIER:
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int kc_coll_error(const struct kc_coll_ctx *c, int err, const char *what, const char *algo)
+{
+	if (c->err && !c->err[0])
+		kc_snprintf(c->err, c->errlen, "%s cannot run %s%s%s", algo,
+			    kc_op_name(c->op->op), what ? ": " : "", what ? what : "");
+	return err;
+}
+
+/* The whole-operation builder configured for this op, if any. */
+static const struct kc_algo_ops *kc_special_builder(const struct kc_algo_cfg *cfg)
+{
+	static const u32 order[] = { KCOLL_LEVEL1, KCOLL_LEVEL2, KCOLL_LEVEL0 };
+	u32 i;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		const struct kc_algo_ops *a = kc_algo_get(cfg->algo[order[i]]);
+
+		if (a && a->build)
+			return a;
+	}
+	return NULL;
+}
+
+/* AlltoAll(v): per-peer byte ranges of send and receive buffers. */
+static int kc_prepare_a2a(struct kc_builder *b, struct kc_coll_ctx *c, struct kc_range **mem)
+{
+	const struct kc_op_desc *op = c->op;
+	u32 p = c->topo->nranks, i, es = c->esize;
+	struct kc_range *s, *r;
+	u64 total = 0;
+
+	s = kc_malloc((size_t)p * 2 * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	r = s + p;
+	for (i = 0; i < p; i++) {
+		if (op->op == KCOLL_OP_ALLTOALL) {
+			s[i].off = (u64)i * op->count * es;
+			s[i].len = op->count * es;
+			r[i] = s[i];
+		} else {
+			s[i].off = op->sdispls[i] * es;
+			s[i].len = op->scounts[i] * es;
+			r[i].off = op->rdispls[i] * es;
+			r[i].len = op->rcounts[i] * es;
+		}
+		total = kc_max_u64(total, s[i].off + s[i].len);
+	}
+	c->a2a.sbuf = KC_BUF_SEND;
+	c->a2a.rbuf = KC_BUF_RECV;
+	if (op->flags & KC_OP_F_INPLACE) {
+		/* Same buffer both ways: send from a snapshot. */
+		u64 off = kc_b_scratch(b, total);
+
+		kc_b_copy(b, KC_BUF_SCRATCH, off, KC_BUF_SEND, 0, total);
+		kc_b_round(b);
+		for (i = 0; i < p; i++)
+			s[i].off += off;
+		c->a2a.sbuf = KC_BUF_SCRATCH;
+	}
+	c->a2a.send = s;
+	c->a2a.recv = r;
+	*mem = s;
+	return 0;
+}
+
+/*
+ * Map the user's buffers onto the working region (first round: copies),
+ * and say where the result must be copied afterwards.
+ */
+static void kc_prepare_work(struct kc_builder *b, struct kc_coll_ctx *c, bool *copy_out)
+{
+	const struct kc_op_desc *op = c->op;
+	u32 p = c->topo->nranks, es = c->esize;
+	bool inplace = op->flags & KC_OP_F_INPLACE, root = c->rank == op->root;
+	u64 n = op->count * es, mine = (u64)c->rank * n;
+
+	*copy_out = false;
+	c->work.count = op->count;
+	c->work.off = 0;
+	switch (op->op) {
+	case KCOLL_OP_ALLREDUCE:
+	case KCOLL_OP_BROADCAST:
+		c->work.buf = KC_BUF_RECV;
+		if (!inplace && (op->op == KCOLL_OP_ALLREDUCE || root))
+			kc_b_copy(b, KC_BUF_RECV, 0, KC_BUF_SEND, 0, n);
+		break;
+	case KCOLL_OP_REDUCE:
+		c->work.buf = root ? KC_BUF_RECV : KC_BUF_SCRATCH;
+		if (!root)
+			c->work.off = kc_b_scratch(b, n);
+		if (!inplace || !root)
+			kc_b_copy(b, c->work.buf, c->work.off, KC_BUF_SEND, 0, n);
+		break;
+	case KCOLL_OP_REDUCESCATTER:
+		c->work.count = op->count * p;
+		if (inplace) {
+			c->work.buf = KC_BUF_SEND;
+		} else {
+			c->work.buf = KC_BUF_SCRATCH;
+			c->work.off = kc_b_scratch(b, n * p);
+			kc_b_copy(b, KC_BUF_SCRATCH, c->work.off, KC_BUF_SEND, 0, n * p);
+			*copy_out = true;
+		}
+		break;
+	case KCOLL_OP_ALLGATHER:
+		c->work.count = op->count * p;
+		c->work.buf = KC_BUF_RECV;
+		if (!inplace)
+			kc_b_copy(b, KC_BUF_RECV, mine, KC_BUF_SEND, 0, n);
+		break;
+	case KCOLL_OP_SCATTER:
+		c->work.count = op->count * p;
+		if (root) {
+			c->work.buf = KC_BUF_SEND;
+			*copy_out = !inplace;
+		} else {
+			c->work.buf = KC_BUF_SCRATCH;
+			c->work.off = kc_b_scratch(b, n * p);
+			*copy_out = true;
+		}
+		break;
+	case KCOLL_OP_GATHER:
+		c->work.count = op->count * p;
+		if (root) {
+			c->work.buf = KC_BUF_RECV;
+			if (!inplace)
+				kc_b_copy(b, KC_BUF_RECV, mine, KC_BUF_SEND, 0, n);
+		} else {
+			c->work.buf = KC_BUF_SCRATCH;
+			c->work.off = kc_b_scratch(b, n * p);
+			kc_b_copy(b, KC_BUF_SCRATCH, c->work.off + mine, KC_BUF_SEND, 0, n);
+		}
+		break;
+	default:
+		break;
+	}
+	kc_b_round(b);
+}
+
+static void kc_finish_work(struct kc_builder *b, const struct kc_coll_ctx *c, bool copy_out)
+{
+	const struct kc_op_desc *op = c->op;
+	u64 n = op->count * c->esize;
+	u64 mine = c->work.off + (u64)c->rank * n;
+
+	if (copy_out) {
+		kc_b_copy(b, KC_BUF_RECV, 0, c->work.buf, mine, n);
+		kc_b_round(b);
+	}
+	if (op->redop != KCOLL_AVG || !kc_op_reduces(op->op))
+		return;
+	if (op->op == KCOLL_OP_REDUCE && c->rank != op->root)
+		return;
+	kc_b_avg(b, KC_BUF_RECV, 0, n);
+	kc_b_round(b);
+}
+
+int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
+		  const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err, u32 errlen)
+{
+	struct kc_coll_ctx c = { .topo = t, .op = op, .cfg = cfg, .rank = rank,
+				 .err = err, .errlen = errlen };
+	const struct kc_algo_ops *special;
+	struct kc_range *a2a_mem = NULL;
+	struct kc_builder b = { 0 };
+	struct kc_plan *plan;
+	bool copy_out = false;
+	u32 l;
+	int ret;
+
+	*out = NULL;
+	if (err && errlen)
+		err[0] = '\0';
+	ret = kc_op_validate(op, t->nranks, err, errlen);
+	if (ret)
+		return ret;
+	if (rank >= t->nranks) {
+		if (err)
+			kc_snprintf(err, errlen, "rank %u out of range for %u ranks", rank, t->nranks);
+		return -EINVAL;
+	}
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		if (cfg->algo[l] >= KCOLL_ALGO_COUNT) {
+			if (err)
+				kc_snprintf(err, errlen, "unknown algorithm %u at level%u",
+					    cfg->algo[l], l);
+			return -EINVAL;
+		}
+	}
+	plan = kc_zalloc(sizeof(*plan));
+	if (!plan)
+		return -ENOMEM;
+	plan->rank = rank;
+	plan->nranks = t->nranks;
+	plan->op = op->op;
+	plan->dtype = op->op == KCOLL_OP_BARRIER ? KCOLL_UINT8 : op->dtype;
+	plan->redop = op->redop == KCOLL_AVG ? KCOLL_SUM : op->redop;
+	plan->esize = kc_dtype_size(plan->dtype);
+	c.esize = plan->esize;
+	b.plan = plan;
+	b.esize = plan->esize;
+	b.chunk_elems = cfg->pipe_bytes ? (u32)kc_max_u64(1, cfg->pipe_bytes / plan->esize) : 0;
+
+	if (op->op == KCOLL_OP_ALLTOALL || op->op == KCOLL_OP_ALLTOALLV) {
+		ret = kc_prepare_a2a(&b, &c, &a2a_mem);
+		if (ret)
+			goto fail;
+	} else {
+		kc_prepare_work(&b, &c, &copy_out);
+	}
+
+	special = kc_special_builder(cfg);
+	if (t->nranks == 1 && op->op != KCOLL_OP_ALLTOALL && op->op != KCOLL_OP_ALLTOALLV)
+		ret = 0;	/* nothing to exchange */
+	else if (special)
+		ret = special->build(&b, &c);
+	else
+		ret = kc_hier_build(&b, &c);
+	if (!ret)
+		ret = b.err;
+	if (ret)
+		goto fail;
+	kc_finish_work(&b, &c, copy_out);
+	ret = b.err;
+	if (!ret)
+		ret = kc_plan_finalize_peers(plan);
+	if (ret)
+		goto fail;
+	kc_free(a2a_mem);
+	*out = plan;
+	return 0;
+fail:
+	if (ret == -EOPNOTSUPP && err && !err[0])
+		kc_snprintf(err, errlen, "the chosen algorithm cannot run %s", kc_op_name(op->op));
+	kc_free(a2a_mem);
+	kc_plan_free(plan);
+	return ret;
+}

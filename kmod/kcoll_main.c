@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcoll: collective communication over RDMA.  Module entry points.
+ *
+ * For now the module only links the algorithm core and checks, at load
+ * time, that an integer and a floating-point reduction give the expected
+ * result; the device, the transport and the rest follow.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/init.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+
+#include "kc_reduce.h"
+#include "kcoll_version.h"
+
+/* IEEE 754 binary32 bit patterns, so no float crosses into this object. */
+#define KCOLL_FP32_ONE		0x3f800000u
+#define KCOLL_FP32_TWO		0x40000000u
+#define KCOLL_FP32_THREE	0x40400000u
+
+static int __init kcoll_selftest(void)
+{
+	static const s32 isrc[4] = { 1, -2, 3, 0x7fffffff };
+	static const u32 fsrc[2] = { KCOLL_FP32_ONE, KCOLL_FP32_TWO };
+	s32 idst[4] = { 10, 20, 30, 1 };
+	u32 fdst[2] = { KCOLL_FP32_TWO, KCOLL_FP32_ONE };
+	int ret;
+
+	if (kc_dtype_size(KCOLL_FP32) != sizeof(u32) ||
+	    kc_dtype_size(KCOLL_INT32) != sizeof(s32)) {
+		pr_err("self-check: wrong element size for fp32/int32\n");
+		return -EINVAL;
+	}
+
+	ret = kc_reduce(idst, isrc, ARRAY_SIZE(idst), KCOLL_INT32, KCOLL_SUM);
+	if (ret) {
+		pr_err("self-check: int32 sum failed: %d\n", ret);
+		return ret;
+	}
+	if (idst[0] != 11 || idst[1] != 18 || idst[2] != 33 ||
+	    idst[3] != S32_MIN) {
+		pr_err("self-check: int32 sum gave %d %d %d %d, expected 11 18 33 %d\n",
+		       idst[0], idst[1], idst[2], idst[3], S32_MIN);
+		return -EINVAL;
+	}
+
+	ret = kc_reduce(fdst, fsrc, ARRAY_SIZE(fdst), KCOLL_FP32, KCOLL_SUM);
+	if (ret) {
+		pr_err("self-check: fp32 sum failed: %d\n", ret);
+		return ret;
+	}
+	if (fdst[0] != KCOLL_FP32_THREE || fdst[1] != KCOLL_FP32_THREE) {
+		pr_err("self-check: fp32 1+2 gave %#x %#x, expected %#x\n",
+		       fdst[0], fdst[1], KCOLL_FP32_THREE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init kcoll_init(void)
+{
+	int ret;
+
+	ret = kcoll_selftest();
+	if (ret)
+		return ret;
+	pr_info("version %s loaded\n", KCOLL_VERSION);
+	return 0;
+}
+
+static void __exit kcoll_exit(void)
+{
+	pr_info("unloaded\n");
+}
+
+module_init(kcoll_init);
+module_exit(kcoll_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("kcoll developers");
+MODULE_DESCRIPTION("Collective communication (AllReduce, AllGather, ...) over RDMA");
+MODULE_VERSION(KCOLL_VERSION);

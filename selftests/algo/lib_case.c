@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Case runner and reference implementation for the algorithm suite.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "lib_case.h"
+#include "kc_reduce.h"
+
+#define GUARD 64
+#define GUARD_BYTE 0x5a
+#define POISON_BYTE 0xa5
+
+/* ------------------------------------------------------------ values */
+
+static u64 tc_hash(u64 x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* bf16 of a float, round to nearest even (reference's own copy). */
+static u16 tc_bf16(float f)
+{
+	u32 u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (u16)((u >> 16) | 0x40);
+	return (u16)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+/* Store the exact value v (small integer, or any for ints) as dtype. */
+static void tc_store(void *p, u32 dtype, double v, u64 iv)
+{
+	switch (dtype) {
+	case KCOLL_INT8: case KCOLL_UINT8: { u8 x = (u8)iv; memcpy(p, &x, 1); break; }
+	case KCOLL_INT16: case KCOLL_UINT16: { u16 x = (u16)iv; memcpy(p, &x, 2); break; }
+	case KCOLL_INT32: case KCOLL_UINT32: { u32 x = (u32)iv; memcpy(p, &x, 4); break; }
+	case KCOLL_INT64: case KCOLL_UINT64: memcpy(p, &iv, 8); break;
+	case KCOLL_FP16: { _Float16 x = (_Float16)v; memcpy(p, &x, 2); break; }
+	case KCOLL_BF16: { u16 x = tc_bf16((float)v); memcpy(p, &x, 2); break; }
+	case KCOLL_FP32: { float x = (float)v; memcpy(p, &x, 4); break; }
+	case KCOLL_FP64: memcpy(p, &v, 8); break;
+	}
+}
+
+static bool tc_signed(u32 dtype)
+{
+	return dtype == KCOLL_INT8 || dtype == KCOLL_INT16 || dtype == KCOLL_INT32 ||
+	       dtype == KCOLL_INT64;
+}
+
+/* Read an element back: integers as (sign-extended) 64 bits, floats as double. */
+static void tc_load(const void *p, u32 dtype, double *v, u64 *iv)
+{
+	*v = 0;
+	*iv = 0;
+	switch (dtype) {
+	case KCOLL_INT8: { s8 x; memcpy(&x, p, 1); *iv = (u64)(s64)x; break; }
+	case KCOLL_UINT8: { u8 x; memcpy(&x, p, 1); *iv = x; break; }
+	case KCOLL_INT16: { s16 x; memcpy(&x, p, 2); *iv = (u64)(s64)x; break; }
+	case KCOLL_UINT16: { u16 x; memcpy(&x, p, 2); *iv = x; break; }
+	case KCOLL_INT32: { s32 x; memcpy(&x, p, 4); *iv = (u64)(s64)x; break; }
+	case KCOLL_UINT32: { u32 x; memcpy(&x, p, 4); *iv = x; break; }
+	case KCOLL_INT64: case KCOLL_UINT64: memcpy(iv, p, 8); break;
+	case KCOLL_FP16: { _Float16 x; memcpy(&x, p, 2); *v = (double)x; break; }
+	case KCOLL_BF16: { u16 h; u32 u; float f; memcpy(&h, p, 2); u = (u32)h << 16;
+		memcpy(&f, &u, 4); *v = f; break; }
+	case KCOLL_FP32: { float x; memcpy(&x, p, 4); *v = x; break; }
+	case KCOLL_FP64: memcpy(v, p, 8); break;
+	}
+}
+
+/*
+ * Input element i of rank r.  Reducing ops get small integers whose sums
+ * and products are exact in every type; others get random bits.
+ */
+static void tc_input(void *p, const struct kc_op_desc *op, u32 r, u64 i)
+{
+	u32 dt = op->dtype;
+	s64 v;
+
+	if (!kc_op_reduces(op->op)) {
+		u64 h = tc_hash(((u64)r << 40) ^ i ^ ((u64)op->op << 56));
+
+		memcpy(p, &h, kc_dtype_size(dt));
+		return;
+	}
+	switch (op->redop) {
+	case KCOLL_PROD:
+		if (kc_dtype_is_float(dt))
+			v = (r * 3 + i) % 11 == 0 ? 2 : ((r + i) % 2 ? 1 : -1);
+		else
+			v = (s64)((r + i) % 5) + 1;
+		break;
+	case KCOLL_MAX:
+	case KCOLL_MIN:
+		v = (s64)((r * 31 + i * 17) % 201) - 100;
+		break;
+	default:
+		if (dt == KCOLL_BF16)
+			v = (s64)((r * 7 + i * 13 + 3) % 3) - 1;
+		else
+			v = (s64)((r * 7 + i * 13 + 3) % 17) - 8;
+		break;
+	}
+	tc_store(p, dt, (double)v, (u64)v);
+}
+
+/* acc = acc OP x in the exact domain; first says acc is unset. */
+static void tc_acc(u32 dt, u32 redop, bool first, double *a, u64 *ia, double x, u64 ix)
+{
+	bool fl = kc_dtype_is_float(dt), sg = tc_signed(dt);
+
+	if (first) {
+		*a = x;
+		*ia = ix;
+		return;
+	}
+	switch (redop) {
+	case KCOLL_PROD:
+		*a *= x;
+		*ia *= ix;
+		break;
+	case KCOLL_MAX:
+		if (fl)
+			*a = x > *a ? x : *a;
+		else if (sg)
+			*ia = (s64)ix > (s64)*ia ? ix : *ia;
+		else
+			*ia = ix > *ia ? ix : *ia;
+		break;
+	case KCOLL_MIN:
+		if (fl)
+			*a = x < *a ? x : *a;
+		else if (sg)
+			*ia = (s64)ix < (s64)*ia ? ix : *ia;
+		else
+			*ia = ix < *ia ? ix : *ia;
+		break;
+	default:
+		*a += x;
+		*ia += ix;
+		break;
+	}
+}
+
+/* Reduction over all ranks of input element i, written as dtype at p. */
+static void tc_expect_reduced(void *p, const struct kc_op_desc *op, u32 nranks, u64 i)
+{
+	u32 dt = op->dtype, es = kc_dtype_size(dt), r;
+	unsigned char tmp[8];
+	double a = 0, x;
+	u64 ia = 0, ix;
+
+	for (r = 0; r < nranks; r++) {
+		tc_input(tmp, op, r, i);
+		tc_load(tmp, dt, &x, &ix);
+		tc_acc(dt, op->redop, r == 0, &a, &ia, x, ix);
+	}
+	tc_store(p, dt, a, ia);
+	if (op->redop != KCOLL_AVG)
+		return;
+	/* Divide once, in the type's own precision, as kcoll does. */
+	tc_load(p, dt, &a, &ia);
+	switch (dt) {
+	case KCOLL_FP16: { _Float16 h = (_Float16)((float)a / (float)nranks);
+		memcpy(p, &h, 2); break; }
+	case KCOLL_BF16: { u16 h = tc_bf16((float)a / (float)nranks); memcpy(p, &h, 2); break; }
+	case KCOLL_FP32: { float f = (float)a / (float)nranks; memcpy(p, &f, 4); break; }
+	case KCOLL_FP64: { double d = a / nranks; memcpy(p, &d, 8); break; }
+	default:
+		if (tc_signed(dt))
+			ia = (u64)((s64)ia / (s64)nranks);
+		else
+			ia /= nranks;
+		tc_store(p, dt, 0, ia);
+		break;
+	}
+	(void)es;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+struct tc_rankbufs {
+	unsigned char *mem[2];	/* allocations with guards: 0 send, 1 recv */
+	u64 len[2];
+	void *bufs[KC_BUF_COUNT];
+	unsigned char *send_snapshot;
+	u64 send_bytes, recv_bytes;
+};
+
+static unsigned char *tc_alloc(u64 len)
+{
+	unsigned char *m = malloc(len + 2 * GUARD);
+
+	if (!m) {
+		fprintf(stderr, "tc: out of memory for %llu bytes\n", (unsigned long long)len);
+		abort();
+	}
+	memset(m, GUARD_BYTE, GUARD);
+	memset(m + GUARD, POISON_BYTE, len);
+	memset(m + GUARD + len, GUARD_BYTE, GUARD);
+	return m;
+}
+
+static bool tc_guard_ok(const unsigned char *m, u64 len)
+{
+	u64 i;
+
+	if (!m)
+		return true;
+	for (i = 0; i < GUARD; i++)
+		if (m[i] != GUARD_BYTE || m[GUARD + len + i] != GUARD_BYTE)
+			return false;
+	return true;
+}
+
+void tc_a2av_layout(u32 p, u32 me, u64 scale, u64 *scounts, u64 *sdispls, u64 *rcounts,
+		    u64 *rdispls)
+{
+	u64 so = 0, ro = 0;
+	u32 j;
+
+	/* C[j][k]: elements j sends to k; a one-element gap between blocks */
+	for (j = 0; j < p; j++) {
+		scounts[j] = ((me * 3 + j * 5) % 7) * scale;
+		rcounts[j] = ((j * 3 + me * 5) % 7) * scale;
+		sdispls[j] = so;
+		rdispls[j] = ro;
+		so += scounts[j] + 1;
+		ro += rcounts[j] + 1;
+	}
+}
+
+struct tc_ctx {
+	const struct tc_case *c;
+	u32 p;
+	struct kc_plan **plans;
+	struct tc_rankbufs *rb;
+	struct kc_op_desc *ops;		/* per-rank op (AlltoAllv arrays differ) */
+	u64 *a2av;			/* [p][4][p] */
+	struct tw_job *jobs;
+};
+
+static void tc_setup_a2av(struct tc_ctx *x)
+{
+	u32 p = x->p, r;
+	u64 scale = x->c->op.count ? x->c->op.count : 0;
+
+	x->a2av = calloc((size_t)p * 4 * p, sizeof(u64));
+	if (!x->a2av)
+		abort();
+	for (r = 0; r < p; r++) {
+		u64 *a = x->a2av + (size_t)r * 4 * p;
+
+		tc_a2av_layout(p, r, scale, a, a + p, a + 2 * p, a + 3 * p);
+		x->ops[r].scounts = a;
+		x->ops[r].sdispls = a + p;
+		x->ops[r].rcounts = a + 2 * p;
+		x->ops[r].rdispls = a + 3 * p;
+	}
+}
+
+/* Where rank r's input lives, and how many input elements it has. */
+static void tc_input_area(const struct tc_ctx *x, u32 r, unsigned char **base, u64 *nelem)
+{
+	const struct kc_op_desc *op = &x->ops[r];
+	const struct tc_rankbufs *b = &x->rb[r];
+	u32 es = kc_dtype_size(op->dtype);
+
+	*base = b->bufs[KC_BUF_SEND];
+	*nelem = b->send_bytes / es;
+}
+
+static void tc_alloc_rank(struct tc_ctx *x, u32 r)
+{
+	const struct kc_op_desc *op = &x->ops[r];
+	struct tc_rankbufs *b = &x->rb[r];
+	u32 es = kc_dtype_size(op->dtype), p = x->p;
+	bool inplace = op->flags & KC_OP_F_INPLACE, root = r == op->root;
+	u64 n = op->count * es, s, rv;
+
+	kc_op_buf_bytes(op, p, r, &s, &rv);
+	b->send_bytes = s;
+	b->recv_bytes = rv;
+	if (!inplace) {
+		b->len[0] = s;
+		b->len[1] = rv;
+		b->mem[0] = s ? tc_alloc(s) : NULL;
+		b->mem[1] = rv ? tc_alloc(rv) : NULL;
+		b->bufs[KC_BUF_SEND] = b->mem[0] ? b->mem[0] + GUARD : NULL;
+		b->bufs[KC_BUF_RECV] = b->mem[1] ? b->mem[1] + GUARD : NULL;
+	} else {
+		/* One buffer; which pointer is offset into it follows NCCL. */
+		u64 big = s > rv ? s : rv;
+
+		b->len[0] = big;
+		b->mem[0] = big ? tc_alloc(big) : NULL;
+		b->bufs[KC_BUF_SEND] = b->mem[0] ? b->mem[0] + GUARD : NULL;
+		b->bufs[KC_BUF_RECV] = b->bufs[KC_BUF_SEND];
+		switch (op->op) {
+		case KCOLL_OP_REDUCESCATTER:
+			b->bufs[KC_BUF_RECV] = (unsigned char *)b->bufs[KC_BUF_SEND] + (u64)r * n;
+			break;
+		case KCOLL_OP_SCATTER:
+			if (root)
+				b->bufs[KC_BUF_RECV] = (unsigned char *)b->bufs[KC_BUF_SEND] + (u64)r * n;
+			break;
+		case KCOLL_OP_ALLGATHER:
+			b->bufs[KC_BUF_SEND] = (unsigned char *)b->bufs[KC_BUF_RECV] + (u64)r * n;
+			break;
+		case KCOLL_OP_GATHER:
+			if (root)
+				b->bufs[KC_BUF_SEND] = (unsigned char *)b->bufs[KC_BUF_RECV] + (u64)r * n;
+			break;
+		default:
+			break;
+		}
+		if (!s)
+			b->bufs[KC_BUF_SEND] = NULL;
+		if (!rv)
+			b->bufs[KC_BUF_RECV] = NULL;
+	}
+	if (x->plans[r]->scratch_bytes) {
+		b->bufs[KC_BUF_SCRATCH] = malloc(x->plans[r]->scratch_bytes);
+		if (!b->bufs[KC_BUF_SCRATCH])
+			abort();
+		memset(b->bufs[KC_BUF_SCRATCH], POISON_BYTE, x->plans[r]->scratch_bytes);
+	}
+	(void)es;
+}
+
+static void tc_fill_rank(struct tc_ctx *x, u32 r)
+{
+	const struct kc_op_desc *op = &x->ops[r];
+	u32 es = kc_dtype_size(op->dtype);
+	unsigned char *base;
+	u64 i, ne;
+
+	tc_input_area(x, r, &base, &ne);
+	for (i = 0; i < ne && base; i++)
+		tc_input(base + i * es, op, r, i);
+	if (base && !(op->flags & KC_OP_F_INPLACE)) {
+		x->rb[r].send_snapshot = malloc(ne * es);
+		if (!x->rb[r].send_snapshot)
+			abort();
+		memcpy(x->rb[r].send_snapshot, base, ne * es);
+	}
+}
+
+static void tc_free_rank(struct tc_ctx *x, u32 r)
+{
+	struct tc_rankbufs *b = &x->rb[r];
+
+	free(b->mem[0]);
+	if (!(x->ops[r].flags & KC_OP_F_INPLACE))
+		free(b->mem[1]);
+	free(b->bufs[KC_BUF_SCRATCH]);
+	free(b->send_snapshot);
+}
+
+static bool tc_fail(struct tc_outcome *o, const char *fmt, unsigned long long a,
+		    unsigned long long b, unsigned long long c)
+{
+	if (o->result == TC_PASS) {
+		o->result = TC_FAIL;
+		snprintf(o->why, sizeof(o->why), fmt, a, b, c);
+	}
+	return false;
+}
+
+/* Compare element i of rank r's output at q with the expected bytes. */
+static bool tc_cmp(struct tc_outcome *o, const unsigned char *q, const unsigned char *want,
+		   u32 es, u32 r, u64 i)
+{
+	u64 got = 0, exp = 0;
+
+	if (!memcmp(q, want, es))
+		return true;
+	memcpy(&got, q, es);
+	memcpy(&exp, want, es);
+	if (o->result == TC_PASS) {
+		o->result = TC_FAIL;
+		snprintf(o->why, sizeof(o->why), "rank %u element %llu: got 0x%llx want 0x%llx",
+			 r, (unsigned long long)i, (unsigned long long)got,
+			 (unsigned long long)exp);
+	}
+	return false;
+}
+
+/* Input element i of rank r as bytes. */
+static void tc_in(const struct tc_ctx *x, u32 r, u64 i, unsigned char *dst)
+{
+	tc_input(dst, &x->ops[r], r, i);
+}
+
+static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
+{
+	const struct kc_op_desc *op = &x->ops[r];
+	const struct tc_rankbufs *b = &x->rb[r];
+	u32 es = kc_dtype_size(op->dtype), p = x->p, j;
+	const unsigned char *out = b->bufs[KC_BUF_RECV];
+	unsigned char want[8];
+	u64 n = op->count, i;
+
+	switch (op->op) {
+	case KCOLL_OP_ALLREDUCE:
+		for (i = 0; i < n; i++) {
+			tc_expect_reduced(want, op, p, i);
+			if (!tc_cmp(o, out + i * es, want, es, r, i))
+				return;
+		}
+		break;
+	case KCOLL_OP_REDUCE:
+		if (r != op->root)
+			break;
+		for (i = 0; i < n; i++) {
+			tc_expect_reduced(want, op, p, i);
+			if (!tc_cmp(o, out + i * es, want, es, r, i))
+				return;
+		}
+		break;
+	case KCOLL_OP_REDUCESCATTER:
+		for (i = 0; i < n; i++) {
+			tc_expect_reduced(want, op, p, (u64)r * n + i);
+			if (!tc_cmp(o, out + i * es, want, es, r, i))
+				return;
+		}
+		break;
+	case KCOLL_OP_ALLGATHER:
+		for (j = 0; j < p; j++)
+			for (i = 0; i < n; i++) {
+				tc_in(x, j, i, want);
+				if (!tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i))
+					return;
+			}
+		break;
+	case KCOLL_OP_GATHER:
+		if (r != op->root)
+			break;
+		for (j = 0; j < p; j++)
+			for (i = 0; i < n; i++) {
+				tc_in(x, j, i, want);
+				if (!tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i))
+					return;
+			}
+		break;
+	case KCOLL_OP_BROADCAST:
+		for (i = 0; i < n; i++) {
+			tc_in(x, op->root, i, want);
+			if (!tc_cmp(o, out + i * es, want, es, r, i))
+				return;
+		}
+		break;
+	case KCOLL_OP_SCATTER:
+		for (i = 0; i < n; i++) {
+			tc_in(x, op->root, (u64)r * n + i, want);
+			if (!tc_cmp(o, out + i * es, want, es, r, i))
+				return;
+		}
+		break;
+	case KCOLL_OP_ALLTOALL:
+		for (j = 0; j < p; j++)
+			for (i = 0; i < n; i++) {
+				tc_in(x, j, (u64)r * n + i, want);
+				if (!tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i))
+					return;
+			}
+		break;
+	case KCOLL_OP_ALLTOALLV:
+		for (j = 0; j < p; j++) {
+			const struct kc_op_desc *sop = &x->ops[j];
+
+			for (i = 0; i < op->rcounts[j]; i++) {
+				tc_in(x, j, sop->sdispls[r] + i, want);
+				if (!tc_cmp(o, out + (op->rdispls[j] + i) * es, want, es, r,
+					    op->rdispls[j] + i))
+					return;
+			}
+			/* the gap after each block stays untouched */
+			if (out && (op->rdispls[j] + op->rcounts[j]) * es < b->recv_bytes &&
+			    out[(op->rdispls[j] + op->rcounts[j]) * es] != POISON_BYTE) {
+				tc_fail(o, "rank %llu alltoallv wrote the gap after block %llu%llu",
+					r, j, 0);
+				return;
+			}
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
+{
+	struct tc_ctx x = { .c = c, .p = c->topo->nranks };
+	struct kc_exec_cfg ec = { .chunk_bytes = c->chunk_bytes ? c->chunk_bytes : 65536,
+				  .window = c->window ? c->window : 4, .op_seq = 1 };
+	char err[160];
+	u32 r, p = x.p;
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	x.plans = calloc(p, sizeof(*x.plans));
+	x.rb = calloc(p, sizeof(*x.rb));
+	x.ops = calloc(p, sizeof(*x.ops));
+	x.jobs = calloc(p, sizeof(*x.jobs));
+	if (!x.plans || !x.rb || !x.ops || !x.jobs)
+		abort();
+	for (r = 0; r < p; r++)
+		x.ops[r] = c->op;
+	if (c->op.op == KCOLL_OP_ALLTOALLV)
+		tc_setup_a2av(&x);
+	for (r = 0; r < p; r++) {
+		ret = kc_plan_build(c->topo, r, &x.ops[r], &c->cfg, &x.plans[r], err, sizeof(err));
+		if (ret) {
+			o->result = TC_BUILD_ERROR;
+			o->build_err = ret;
+			snprintf(o->why, sizeof(o->why), "rank %u: plan: %s (%d)", r, err, ret);
+			goto out;
+		}
+	}
+	for (r = 0; r < p; r++) {
+		tc_alloc_rank(&x, r);
+		tc_fill_rank(&x, r);
+		x.jobs[r].plan = x.plans[r];
+		memcpy(x.jobs[r].bufs, x.rb[r].bufs, sizeof(x.jobs[r].bufs));
+		x.jobs[r].fail_after = (c->kill_after && r == c->kill_rank) ? c->kill_after : 0;
+	}
+	tw_run(w, x.jobs, &ec, c->kill_after ? 2000 : 20000);
+	for (r = 0; r < p; r++) {
+		if (x.jobs[r].status) {
+			if (o->nfailed_ranks < 4)
+				o->status[o->nfailed_ranks] = x.jobs[r].status;
+			o->nfailed_ranks++;
+			tc_fail(o, "rank %llu finished with status %lld%llu", r,
+				(unsigned long long)(long long)x.jobs[r].status, 0);
+		}
+	}
+	if (c->kill_after)
+		goto out;	/* fault tests judge statuses only */
+	for (r = 0; r < p && o->result == TC_PASS; r++) {
+		const struct tc_rankbufs *b = &x.rb[r];
+		unsigned char *base;
+		u64 ne;
+
+		if (!tc_guard_ok(b->mem[0], b->len[0]) ||
+		    (!(x.ops[r].flags & KC_OP_F_INPLACE) && !tc_guard_ok(b->mem[1], b->len[1]))) {
+			tc_fail(o, "rank %llu wrote outside its buffers%llu%llu", r, 0, 0);
+			break;
+		}
+		tc_input_area(&x, r, &base, &ne);
+		if (b->send_snapshot &&
+		    memcmp(b->send_snapshot, base, ne * kc_dtype_size(x.ops[r].dtype))) {
+			tc_fail(o, "rank %llu modified its send buffer%llu%llu", r, 0, 0);
+			break;
+		}
+		tc_check_rank(&x, r, o);
+	}
+out:
+	for (r = 0; r < p; r++) {
+		if (x.jobs[r].plan)
+			tc_free_rank(&x, r);
+		kc_plan_free(x.plans[r]);
+	}
+	free(x.a2av);
+	free(x.plans);
+	free(x.rb);
+	free(x.ops);
+	free(x.jobs);
+}
+
+void tc_describe(const struct tc_case *c, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "%s p=%u servers=%u pods=%u algo=%s/%s/%s count=%llu %s %s root=%u%s chunk=%u",
+		 kc_op_name(c->op.op), c->topo->nranks, c->topo->nservers, c->topo->npods,
+		 kc_algo_name(c->cfg.algo[0]), kc_algo_name(c->cfg.algo[1]),
+		 kc_algo_name(c->cfg.algo[2]), (unsigned long long)c->op.count,
+		 kc_dtype_name(c->op.dtype), kc_redop_name(c->op.redop), c->op.root,
+		 (c->op.flags & KC_OP_F_INPLACE) ? " inplace" : "", c->chunk_bytes);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The threaded transport: one thread per rank in one process, a message
+ * queue (inbox) per rank, credits returned as messages.  It runs the
+ * shared executor exactly as the kernel does, with real data.
+ */
+#ifndef KC_TEST_TW_H
+#define KC_TEST_TW_H
+
+#include "kc_exec.h"
+
+struct tw_world;
+
+struct tw_job {
+	const struct kc_plan *plan;
+	void *bufs[KC_BUF_COUNT];
+	int status;		/* result of the rank's executor */
+	u64 fail_after;		/* fault: die after this many sends (0: never) */
+	u64 sent;		/* messages this rank sent */
+};
+
+struct tw_world *tw_create(u32 nranks);
+void tw_destroy(struct tw_world *w);
+u32 tw_size(const struct tw_world *w);
+/*
+ * Run one operation on every rank; jobs has one entry per rank.  A rank
+ * that waits longer than timeout_ms for an event fails with -ETIMEDOUT.
+ */
+void tw_run(struct tw_world *w, struct tw_job *jobs, const struct kc_exec_cfg *cfg,
+	    int timeout_ms);
+
+#endif

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The algorithm suite: every operation with every algorithm on the
+ * threaded transport, checked bit for bit against the reference, plus
+ * dtype/redop coverage, asymmetric topologies, faults and bad input.
+ *
+ * Environment: KC_TEST_QUICK=1 runs a reduced sweep (rank counts
+ * 1..9, 16, 33) and KC_TEST_ALGO=<name> one algorithm, for a fast
+ * edit-compile-test loop.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+/*
+ * The harness's macros expand to functions without prototypes, unused
+ * parameters and mixed-sign comparisons; keep -Werror for our own code.
+ */
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "kselftest_harness.h"
+#include "lib_case.h"
+#include "kc_reduce.h"
+
+/* Case counters shared by the forked tests. */
+struct tally {
+	unsigned long long passed, failed;
+};
+static struct tally *tally;
+static pid_t main_pid;
+
+static const u32 all_algos[] = {
+	KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NHR, KCOLL_ALGO_NB,
+	KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE, KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC,
+	KCOLL_ALGO_AHC_BROKE,
+};
+#define NALGOS (sizeof(all_algos) / sizeof(all_algos[0]))
+
+static bool quick(void)
+{
+	const char *q = getenv("KC_TEST_QUICK");
+
+	return q && *q == '1';
+}
+
+/* KC_TEST_ALGO=name limits the sweeps to one algorithm (development aid). */
+static bool algo_selected(u32 algo)
+{
+	const char *only = getenv("KC_TEST_ALGO");
+
+	return !only || !*only || !strcmp(only, kc_algo_name(algo));
+}
+
+static u32 rank_counts(u32 *out)
+{
+	static const u32 extra[] = { 48, 64, 100, 128 };
+	u32 n = 0, p;
+
+	if (quick()) {
+		for (p = 1; p <= 9; p++)
+			out[n++] = p;
+		out[n++] = 16;
+		out[n++] = 33;
+		return n;
+	}
+	for (p = 1; p <= 33; p++)
+		out[n++] = p;
+	for (p = 0; p < sizeof(extra) / sizeof(extra[0]); p++)
+		out[n++] = extra[p];
+	return n;
+}
+
+static void set_all_levels(struct kc_algo_cfg *cfg, u32 algo)
+{
+	u32 l;
+
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+		cfg->algo[l] = algo;
+}
+
+/*
+ * Run one case; a supported case must pass, an unsupported one must be
+ * refused with -EOPNOTSUPP.  Returns false on a failure (already logged).
+ */
+static bool check_case(struct __test_metadata *_metadata, struct tw_world *w,
+		       const struct tc_case *c, bool supported)
+{
+	struct tc_outcome o;
+	char d[256];
+
+	tc_run(w, c, &o);
+	if (supported ? o.result == TC_PASS :
+	    (o.result == TC_BUILD_ERROR && o.build_err == -EOPNOTSUPP)) {
+		__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
+		return true;
+	}
+	__atomic_add_fetch(&tally->failed, 1, __ATOMIC_RELAXED);
+	tc_describe(c, d, sizeof(d));
+	TH_LOG("FAIL %s: %s%s", d, supported ? "" : "expected -EOPNOTSUPP: ",
+	       o.result == TC_PASS ? "it ran" : o.why);
+	return false;
+}
+
+/* Counts for the size classes: 0, 1, p - 1, not divisible by p, ~1 MiB. */
+static u32 size_counts(u32 op, u32 p, u64 *counts, u32 *chunks)
+{
+	bool per_rank = op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER ||
+			op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER ||
+			op == KCOLL_OP_ALLTOALL || op == KCOLL_OP_ALLTOALLV;
+	u64 mib = 1 << 20;
+
+	counts[0] = 0;
+	counts[1] = 1;
+	counts[2] = p > 1 ? p - 1 : 2;
+	counts[3] = 3 * (u64)p + 1;
+	counts[4] = per_rank ? mib / 4 / p + 1 : mib / 4 + 3;
+	if (op == KCOLL_OP_ALLTOALLV)
+		counts[4] = mib / 4 / p / 3 + 1;	/* per-pair scale of the a2av layout */
+	chunks[0] = chunks[1] = chunks[2] = chunks[3] = 64;
+	chunks[4] = 65536;
+	return op == KCOLL_OP_BARRIER ? 1 : 5;
+}
+
+static u32 roots_for(u32 p, bool large, u32 *roots)
+{
+	u32 n = 0, r;
+
+	if (p <= 8 && !large) {
+		for (r = 0; r < p; r++)
+			roots[n++] = r;
+		return n;
+	}
+	roots[n++] = 0;
+	if (p > 1)
+		roots[n++] = p - 1;
+	if (p > 2 && !large)
+		roots[n++] = p / 2;
+	return n;
+}
+
+static int run_matrix(struct __test_metadata *_metadata, u32 op)
+{
+	u32 ps[64], np = rank_counts(ps), pi, ai, si, ri, ip;
+	int fails = 0;
+
+	for (pi = 0; pi < np; pi++) {
+		u32 p = ps[pi];
+		struct tw_world *w = tw_create(p);
+		struct kc_topo topo;
+
+		ASSERT_NE(NULL, w);
+		ASSERT_EQ(0, kc_topo_init(&topo, p, NULL, NULL, NULL, 0));
+		for (ai = 0; ai < NALGOS; ai++) {
+			u64 counts[5];
+			u32 chunks[5], nsz = size_counts(op, p, counts, chunks);
+			bool sup = kc_algo_supports(kc_algo_get(all_algos[ai]), op);
+
+			if (!algo_selected(all_algos[ai]))
+				continue;
+			for (si = 0; si < nsz; si++) {
+				u32 roots[64], nr = kc_op_rooted(op) ? roots_for(p, si == 4, roots) : 1;
+
+				if (!kc_op_rooted(op))
+					roots[0] = 0;
+				for (ri = 0; ri < nr; ri++) {
+					for (ip = 0; ip < 2; ip++) {
+						struct tc_case c = {
+							.topo = &topo,
+							.op = { .op = op, .dtype = KCOLL_FP32,
+								.redop = KCOLL_SUM, .root = roots[ri],
+								.count = counts[si],
+								.flags = ip ? KC_OP_F_INPLACE : 0 },
+							.chunk_bytes = chunks[si],
+							.window = 4,
+						};
+
+						if (ip && (op == KCOLL_OP_ALLTOALLV ||
+							   op == KCOLL_OP_BARRIER))
+							continue;
+						set_all_levels(&c.cfg, all_algos[ai]);
+						c.cfg.pipe_bytes = chunks[si] * 4;
+						if (!check_case(_metadata, w, &c, sup) && ++fails > 20)
+							goto out;
+						if (!sup)
+							goto next_algo;
+					}
+				}
+			}
+next_algo:
+			;
+		}
+out:
+		kc_topo_free(&topo);
+		tw_destroy(w);
+		if (fails > 20)
+			break;
+	}
+	return fails;
+}
+
+FIXTURE(algo) {
+	int unused;
+};
+
+FIXTURE_SETUP(algo)
+{
+	self->unused = 0;
+}
+
+FIXTURE_TEARDOWN(algo)
+{
+}
+
+#define MATRIX_TEST(name, op) \
+	TEST_F_TIMEOUT(algo, name, 3600) \
+	{ \
+		ASSERT_EQ(0, run_matrix(_metadata, op)); \
+	}
+
+MATRIX_TEST(matrix_allreduce, KCOLL_OP_ALLREDUCE)
+MATRIX_TEST(matrix_reducescatter, KCOLL_OP_REDUCESCATTER)
+MATRIX_TEST(matrix_allgather, KCOLL_OP_ALLGATHER)
+MATRIX_TEST(matrix_broadcast, KCOLL_OP_BROADCAST)
+MATRIX_TEST(matrix_reduce, KCOLL_OP_REDUCE)
+MATRIX_TEST(matrix_scatter, KCOLL_OP_SCATTER)
+MATRIX_TEST(matrix_gather, KCOLL_OP_GATHER)
+MATRIX_TEST(matrix_alltoall, KCOLL_OP_ALLTOALL)
+MATRIX_TEST(matrix_alltoallv, KCOLL_OP_ALLTOALLV)
+MATRIX_TEST(matrix_barrier, KCOLL_OP_BARRIER)
+
+/* Every dtype x every reduce op, on the reducing ops, a representative subset. */
+TEST_F_TIMEOUT(algo, every_dtype_and_redop_reduces_exactly, 1200)
+{
+	static const u32 ps[] = { 2, 3, 5, 8, 13 };
+	static const u32 ops[] = { KCOLL_OP_ALLREDUCE, KCOLL_OP_REDUCESCATTER, KCOLL_OP_REDUCE };
+	u32 pi, ai, oi, dt, ro;
+	int fails = 0;
+
+	for (pi = 0; pi < sizeof(ps) / sizeof(ps[0]); pi++) {
+		struct tw_world *w = tw_create(ps[pi]);
+		struct kc_topo topo;
+
+		ASSERT_EQ(0, kc_topo_init(&topo, ps[pi], NULL, NULL, NULL, 0));
+		for (ai = 0; ai < NALGOS; ai++)
+			for (oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++)
+				for (dt = 0; dt < KCOLL_DTYPE_COUNT; dt++)
+					for (ro = 0; ro < KCOLL_REDOP_COUNT; ro++) {
+						struct tc_case c = {
+							.topo = &topo,
+							.op = { .op = ops[oi], .dtype = dt, .redop = ro,
+								.root = ps[pi] - 1,
+								.count = 4 * ps[pi] + 3 },
+							.chunk_bytes = 24, .window = 3,
+						};
+						bool sup = kc_algo_supports(kc_algo_get(all_algos[ai]),
+									    ops[oi]);
+
+						set_all_levels(&c.cfg, all_algos[ai]);
+						c.cfg.pipe_bytes = 40;
+						if (!check_case(_metadata, w, &c, sup))
+							fails++;
+					}
+		kc_topo_free(&topo);
+		tw_destroy(w);
+	}
+	ASSERT_EQ(0, fails);
+}
+
+struct shape {
+	const char *name;
+	u32 npods;
+	u32 servers[4];
+	u32 per_server;
+};
+
+/* Hierarchical configurations and AHC on symmetric and asymmetric clusters. */
+TEST_F_TIMEOUT(algo, asymmetric_topologies_compose_exactly, 3600)
+{
+	static const struct shape shapes[] = {
+		{ "2+3 servers", 2, { 2, 3 }, 1 },
+		{ "1+4 servers", 2, { 1, 4 }, 1 },
+		{ "3+5+7 servers", 3, { 3, 5, 7 }, 1 },
+		{ "8+16+8 servers", 3, { 8, 16, 8 }, 1 },
+		{ "2+3 servers of 2", 2, { 2, 3 }, 2 },
+		{ "4x2 servers of 4", 2, { 2, 2 }, 4 },
+		{ "3 servers of 4", 1, { 3 }, 4 },
+		{ "2+2+2 servers of 2", 3, { 2, 2, 2 }, 2 },
+		{ "64+128 (one rank per server)", 2, { 64, 128 }, 1 },
+	};
+	static const u32 ops[] = { KCOLL_OP_ALLREDUCE, KCOLL_OP_REDUCESCATTER, KCOLL_OP_ALLGATHER,
+				   KCOLL_OP_BROADCAST, KCOLL_OP_REDUCE, KCOLL_OP_SCATTER,
+				   KCOLL_OP_GATHER, KCOLL_OP_ALLTOALL, KCOLL_OP_BARRIER };
+	/* level0/level1/level2 mixes of flat algorithms, then the special ones */
+	static const u32 mixes[][3] = {
+		{ KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_RHD },
+		{ KCOLL_ALGO_RING, KCOLL_ALGO_NHR, KCOLL_ALGO_NB },
+		{ KCOLL_ALGO_MESH, KCOLL_ALGO_RHD, KCOLL_ALGO_TREE },
+		{ KCOLL_ALGO_AUTO, KCOLL_ALGO_AUTO, KCOLL_ALGO_AUTO },
+		{ KCOLL_ALGO_AUTO, KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AUTO },
+		{ KCOLL_ALGO_AUTO, KCOLL_ALGO_AHC, KCOLL_ALGO_AUTO },
+		{ KCOLL_ALGO_AUTO, KCOLL_ALGO_AHC_BROKE, KCOLL_ALGO_AUTO },
+	};
+	u32 si, mi, oi, k, ip;
+	int fails = 0;
+
+	for (si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++) {
+		const struct shape *sh = &shapes[si];
+		struct kc_topo topo;
+		struct tw_world *w;
+
+		ASSERT_EQ(0, kc_topo_init_pods(&topo, sh->npods, sh->servers, sh->per_server));
+		w = tw_create(topo.nranks);
+		for (mi = 0; mi < sizeof(mixes) / sizeof(mixes[0]); mi++) {
+			for (oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
+				u64 counts[] = { 1, 3 * (u64)topo.nranks + 5, 20000 };
+
+				for (k = 0; k < 3; k++)
+					for (ip = 0; ip < 2; ip++) {
+						struct tc_case c = {
+							.topo = &topo,
+							.op = { .op = ops[oi], .dtype = KCOLL_INT32,
+								.redop = KCOLL_SUM,
+								.root = (topo.nranks * 2) / 3,
+								.count = topo.nranks > 64 && k == 2 ?
+									 300 : counts[k],
+								.flags = ip ? KC_OP_F_INPLACE : 0 },
+							.chunk_bytes = k == 2 ? 4096 : 64,
+							.window = 2,
+						};
+						const struct kc_algo_ops *sp =
+							kc_algo_get(mixes[mi][1]);
+						struct tc_outcome o;
+						bool sup = true;
+
+						c.cfg.algo[0] = mixes[mi][0];
+						c.cfg.algo[1] = mixes[mi][1];
+						c.cfg.algo[2] = mixes[mi][2];
+						c.cfg.pipe_bytes = c.chunk_bytes * 2;
+						if (sp && sp->build)
+							sup = kc_algo_supports(sp, ops[oi]);
+						if (sup) {
+							if (!check_case(_metadata, w, &c, true))
+								fails++;
+							continue;
+						}
+						/* an unsupported special must refuse, or run right */
+						tc_run(w, &c, &o);
+						if (o.result == TC_FAIL) {
+							TH_LOG("FAIL %s: %s", sh->name, o.why);
+							fails++;
+						}
+					}
+			}
+		}
+		kc_topo_free(&topo);
+		tw_destroy(w);
+	}
+	ASSERT_EQ(0, fails);
+}
+
+/* A rank that dies mid-operation: every rank still waiting gets an error. */
+TEST_F_TIMEOUT(algo, peer_death_fails_every_waiting_rank, 600)
+{
+	static const u32 algos[] = { KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NHR,
+				     KCOLL_ALGO_MESH, KCOLL_ALGO_TREE, KCOLL_ALGO_AHC };
+	u32 ai, p = 6, r;
+	struct kc_topo topo;
+	struct tw_world *w = tw_create(p);
+
+	ASSERT_EQ(0, kc_topo_init(&topo, p, NULL, NULL, NULL, 0));
+	for (ai = 0; ai < sizeof(algos) / sizeof(algos[0]); ai++) {
+		struct tc_case c = {
+			.topo = &topo,
+			.op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_FP32,
+				.redop = KCOLL_SUM, .count = 4096 },
+			.chunk_bytes = 256, .window = 2,
+			.kill_rank = 2, .kill_after = 3,
+		};
+		struct tc_outcome o;
+
+		set_all_levels(&c.cfg, algos[ai]);
+		tc_run(w, &c, &o);
+		ASSERT_EQ(TC_FAIL, o.result)
+			TH_LOG("%s: a dead rank went unnoticed", kc_algo_name(algos[ai]));
+		/* the dead rank and at least one survivor report, none hang */
+		ASSERT_GE(o.nfailed_ranks, 2);
+		for (r = 0; r < o.nfailed_ranks && r < 4; r++)
+			ASSERT_TRUE(o.status[r] == -ECONNRESET || o.status[r] == -ECONNABORTED)
+				TH_LOG("%s: status %d", kc_algo_name(algos[ai]), o.status[r]);
+		__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
+	}
+	kc_topo_free(&topo);
+	tw_destroy(w);
+}
+
+/* Ranks that disagree about the operation get -EPROTO, not a hang or garbage. */
+TEST(mismatched_plans_fail_with_eproto)
+{
+	struct kc_algo_cfg cfg = { .algo = { KCOLL_ALGO_RING, KCOLL_ALGO_RING, KCOLL_ALGO_RING } };
+	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT32,
+				 .redop = KCOLL_SUM, .count = 100 };
+	struct kc_exec_cfg ec = { .chunk_bytes = 64, .window = 2, .op_seq = 1 };
+	struct tw_job jobs[2] = { 0 };
+	struct kc_plan *pl[2];
+	struct kc_topo topo;
+	struct tw_world *w = tw_create(2);
+	s32 a[101], b[101];
+	u32 r;
+
+	ASSERT_EQ(0, kc_topo_init(&topo, 2, NULL, NULL, NULL, 0));
+	ASSERT_EQ(0, kc_plan_build(&topo, 0, &op, &cfg, &pl[0], NULL, 0));
+	op.count = 101;
+	ASSERT_EQ(0, kc_plan_build(&topo, 1, &op, &cfg, &pl[1], NULL, 0));
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	jobs[0].plan = pl[0];
+	jobs[0].bufs[KC_BUF_SEND] = a;
+	jobs[0].bufs[KC_BUF_RECV] = a;
+	jobs[1].plan = pl[1];
+	jobs[1].bufs[KC_BUF_SEND] = b;
+	jobs[1].bufs[KC_BUF_RECV] = b;
+	tw_run(w, jobs, &ec, 2000);
+	for (r = 0; r < 2; r++)
+		EXPECT_NE(0, jobs[r].status);
+	EXPECT_TRUE(jobs[0].status == -EPROTO || jobs[1].status == -EPROTO);
+	kc_plan_free(pl[0]);
+	kc_plan_free(pl[1]);
+	kc_topo_free(&topo);
+	tw_destroy(w);
+	__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
+}
+
+/* ----------------------------------------------------------- bad input */
+
+static int build_err(const struct kc_op_desc *op, u32 nranks, u32 algo, char *msg)
+{
+	struct kc_algo_cfg cfg = { .algo = { algo, algo, algo } };
+	struct kc_plan *plan = NULL;
+	struct kc_topo topo;
+	int ret;
+
+	if (kc_topo_init(&topo, nranks, NULL, NULL, NULL, 0))
+		return -1000;
+	ret = kc_plan_build(&topo, 0, op, &cfg, &plan, msg, 160);
+	kc_plan_free(plan);
+	kc_topo_free(&topo);
+	return ret;
+}
+
+#define EXPECT_BUILD_ERR(want, opdesc, n, algo, needle) do { \
+	char m_[160] = ""; \
+	EXPECT_EQ(want, build_err(opdesc, n, algo, m_)); \
+	EXPECT_NE(NULL, strstr(m_, needle)) TH_LOG("message was: \"%s\"", m_); \
+	__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED); \
+} while (0)
+
+TEST(plan_rejects_unknown_op)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_COUNT, .dtype = KCOLL_FP32, .count = 1 };
+
+	EXPECT_BUILD_ERR(-EINVAL, &op, 4, KCOLL_ALGO_RING, "unknown operation");
+}
+
+TEST(plan_rejects_unknown_dtype)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_DTYPE_COUNT,
+				 .count = 1 };
+
+	EXPECT_BUILD_ERR(-EINVAL, &op, 4, KCOLL_ALGO_RING, "unknown datatype");
+}
+
+TEST(plan_rejects_unknown_redop)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_REDUCESCATTER, .dtype = KCOLL_FP32,
+				 .redop = KCOLL_REDOP_COUNT, .count = 1 };
+
+	EXPECT_BUILD_ERR(-EINVAL, &op, 4, KCOLL_ALGO_RING, "unknown reduce operation");
+}
+
+TEST(plan_rejects_root_out_of_range)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_BROADCAST, .dtype = KCOLL_FP32, .root = 9,
+				 .count = 1 };
+
+	EXPECT_BUILD_ERR(-EINVAL, &op, 8, KCOLL_ALGO_RING, "root 9 out of range for 8 ranks");
+}
+
+TEST(plan_rejects_byte_size_overflow)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_FP64,
+				 .count = U64_MAX / 4 };
+
+	EXPECT_BUILD_ERR(-EOVERFLOW, &op, 4, KCOLL_ALGO_RING, "overflows");
+}
+
+TEST(plan_rejects_per_rank_size_overflow)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_ALLGATHER, .dtype = KCOLL_INT8,
+				 .count = U64_MAX / 3 };
+
+	EXPECT_BUILD_ERR(-EOVERFLOW, &op, 4, KCOLL_ALGO_RING, "overflows");
+}
+
+TEST(plan_rejects_alltoallv_without_counts)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_ALLTOALLV, .dtype = KCOLL_INT8 };
+
+	EXPECT_BUILD_ERR(-EINVAL, &op, 4, KCOLL_ALGO_PAIRWISE, "alltoallv needs");
+}
+
+TEST(plan_rejects_unknown_flags)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT8, .flags = 0x80 };
+
+	EXPECT_BUILD_ERR(-EINVAL, &op, 4, KCOLL_ALGO_RING, "unknown operation flags");
+}
+
+TEST(plan_rejects_unknown_algorithm)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT8, .count = 3 };
+
+	EXPECT_BUILD_ERR(-EINVAL, &op, 4, KCOLL_ALGO_COUNT, "unknown algorithm");
+}
+
+TEST(plan_refuses_op_the_algorithm_cannot_run)
+{
+	struct kc_op_desc op = { .op = KCOLL_OP_BROADCAST, .dtype = KCOLL_INT8, .count = 3 };
+
+	EXPECT_BUILD_ERR(-EOPNOTSUPP, &op, 4, KCOLL_ALGO_PAIRWISE, "cannot run broadcast");
+}
+
+TEST(topology_rejects_groups_that_do_not_cover_every_rank)
+{
+	u32 sizes[] = { 2, 3 };
+	struct kc_topo t;
+	char m[160] = "";
+
+	EXPECT_EQ(-EINVAL, kc_topo_init_sizes(&t, 6, 2, sizes, m, sizeof(m)));
+	EXPECT_NE(NULL, strstr(m, "cover 5 of 6 ranks")) TH_LOG("message: %s", m);
+	__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
+}
+
+TEST(topology_rejects_non_contiguous_server)
+{
+	u32 srv[] = { 0, 0, 1, 0 };
+	struct kc_topo t;
+	char m[160] = "";
+
+	EXPECT_EQ(-EINVAL, kc_topo_init(&t, 4, srv, NULL, m, sizeof(m)));
+	EXPECT_NE(NULL, strstr(m, "not contiguous")) TH_LOG("message: %s", m);
+	__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
+}
+
+TEST(topology_rejects_server_spanning_pods)
+{
+	u32 srv[] = { 0, 0, 1, 1 }, pod[] = { 0, 1, 1, 1 };
+	struct kc_topo t;
+	char m[160] = "";
+
+	EXPECT_EQ(-EINVAL, kc_topo_init(&t, 4, srv, pod, m, sizeof(m)));
+	EXPECT_NE(NULL, strstr(m, "spans super-nodes")) TH_LOG("message: %s", m);
+	__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
+}
+
+TEST(topology_rejects_zero_ranks)
+{
+	struct kc_topo t;
+
+	EXPECT_EQ(-EINVAL, kc_topo_init(&t, 0, NULL, NULL, NULL, 0));
+	__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
+}
+
+static void print_tally(void)
+{
+	if (getpid() != main_pid || !tally)
+		return;
+	printf("# algorithm suite: %llu cases\n", tally->passed + tally->failed);
+	printf("%llu passed, %llu failed\n", tally->passed, tally->failed);
+	fflush(stdout);
+}
+
+static void __attribute__((constructor)) constructor_order_last(void)
+{
+	if (!__constructor_order)
+		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
+}
+
+int main(int argc, char **argv)
+{
+	tally = mmap(NULL, sizeof(*tally), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (tally == MAP_FAILED)
+		return 1;
+	main_pid = getpid();
+	atexit(print_tally);
+	return test_harness_run(argc, argv);
+}
