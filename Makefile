@@ -73,6 +73,9 @@ $(ALGO_LIB): $(ALGO_OBJS)
 $(OBJDIR)/selftests/algo/%: $(OBJDIR)/selftests/algo/%.o $(ALGO_TEST_LIBOBJS) $(ALGO_LIB)
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
+# The demo and plan benchmark reuse the test build's threaded transport.
+$(OBJDIR)/tools/%.o: CFLAGS_US += -I$(TOP)/selftests/algo
+
 $(OBJDIR)/tools/%: $(OBJDIR)/tools/%.o $(ALGO_TEST_LIBOBJS) $(ALGO_LIB)
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 

@@ -1,8 +1,207 @@
 // SPDX-License-Identifier: GPL-2.0
-/* STUB: being written. */
+/*
+ * Mesh (spec 2.1): every pair of members is directly connected, so each
+ * phase talks to all peers at once and takes one round.  RS and AG move
+ * one block per link; AllReduce is RS + AG, Broadcast is Scatter + AG and
+ * Reduce is RS + Gather (2 rounds each); Scatter, Gather, AlltoAll and
+ * Barrier are one round each.
+ *
+ * Within a round a member lists its peers starting from its right
+ * neighbour (me + 1, me + 2, ...), so that on a real fabric the members do
+ * not all start with the same destination.
+ */
 #include "kc_algo.h"
+
+/* The j-th peer of this member in its round order, 1 <= j < size. */
+static u32 mesh_peer_idx(const struct kc_group *g, u32 j)
+{
+	return kc_grp_mod(g, (s64)g->me + j);
+}
+
+/* A layout must have one block per member for the block phases. */
+static bool mesh_bad_layout(const struct kc_group *g, const struct kc_layout *l)
+{
+	return !l->spb || l->nslices % l->spb || kc_lay_nblocks(l) != g->size ||
+	       g->me >= g->size;
+}
+
+/* One round: block j goes to member j, and every peer's block me is reduced into mine. */
+static int mesh_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	struct kc_range mine;
+	u32 j;
+
+	if (mesh_bad_layout(g, l))
+		return kc_b_fail(b, -EINVAL);
+	mine = kc_lay_block(l, b->esize, g->me);
+	for (j = 1; j < g->size; j++) {
+		u32 i = mesh_peer_idx(g, j);
+		struct kc_range s = kc_lay_block(l, b->esize, i);
+
+		kc_b_send(b, kc_grp_rank(g, i), l->r.buf, s.off, s.len);
+		/*
+		 * The p - 1 arrivals into block me are reduced one at a time
+		 * by the executor, so they may share a round.
+		 */
+		kc_b_recv_reduce(b, kc_grp_rank(g, i), l->r.buf, mine.off, mine.len);
+	}
+	kc_b_round(b);
+	return 0;
+}
+
+/* One round: my block to every peer, block j from member j. */
+static int mesh_ag(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	struct kc_range mine;
+	u32 j;
+
+	if (mesh_bad_layout(g, l))
+		return kc_b_fail(b, -EINVAL);
+	mine = kc_lay_block(l, b->esize, g->me);
+	for (j = 1; j < g->size; j++) {
+		u32 i = mesh_peer_idx(g, j);
+		struct kc_range r = kc_lay_block(l, b->esize, i);
+
+		kc_b_send(b, kc_grp_rank(g, i), l->r.buf, mine.off, mine.len);
+		kc_b_recv(b, kc_grp_rank(g, i), l->r.buf, r.off, r.len);
+	}
+	kc_b_round(b);
+	return 0;
+}
+
+static int mesh_ar(struct kc_builder *b, const struct kc_group *g, const struct kc_region *r)
+{
+	struct kc_layout l = kc_lay_even(r, g->size);
+	int ret;
+
+	ret = mesh_rs(b, g, &l);
+	if (ret)
+		return ret;
+	return mesh_ag(b, g, &l);
+}
+
+/* One round: the root sends block j straight to member j. */
+static int mesh_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
+			const struct kc_layout *l)
+{
+	u32 j;
+
+	if (mesh_bad_layout(g, l) || root >= g->size)
+		return kc_b_fail(b, -EINVAL);
+	if (g->me == root) {
+		for (j = 1; j < g->size; j++) {
+			u32 i = mesh_peer_idx(g, j);
+			struct kc_range s = kc_lay_block(l, b->esize, i);
+
+			kc_b_send(b, kc_grp_rank(g, i), l->r.buf, s.off, s.len);
+		}
+	} else {
+		struct kc_range r = kc_lay_block(l, b->esize, g->me);
+
+		kc_b_recv(b, kc_grp_rank(g, root), l->r.buf, r.off, r.len);
+	}
+	kc_b_round(b);
+	return 0;
+}
+
+/* One round: every member sends its block straight to the root. */
+static int mesh_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
+		       const struct kc_layout *l)
+{
+	u32 j;
+
+	if (mesh_bad_layout(g, l) || root >= g->size)
+		return kc_b_fail(b, -EINVAL);
+	if (g->me == root) {
+		for (j = 1; j < g->size; j++) {
+			u32 i = mesh_peer_idx(g, j);
+			struct kc_range r = kc_lay_block(l, b->esize, i);
+
+			kc_b_recv(b, kc_grp_rank(g, i), l->r.buf, r.off, r.len);
+		}
+	} else {
+		struct kc_range s = kc_lay_block(l, b->esize, g->me);
+
+		kc_b_send(b, kc_grp_rank(g, root), l->r.buf, s.off, s.len);
+	}
+	kc_b_round(b);
+	return 0;
+}
+
+/*
+ * Broadcast = Scatter + AllGather (spec 2.1): the root's link to each peer
+ * carries n / p instead of n, and the peers complete the rest among
+ * themselves in a second round.
+ */
+static int mesh_bcast(struct kc_builder *b, const struct kc_group *g, u32 root,
+		      const struct kc_region *r)
+{
+	struct kc_layout l = kc_lay_even(r, g->size);
+	int ret;
+
+	ret = mesh_scatter(b, g, root, &l);
+	if (ret)
+		return ret;
+	return mesh_ag(b, g, &l);
+}
+
+/* Reduce = ReduceScatter + Gather (spec 2.1). */
+static int mesh_reduce(struct kc_builder *b, const struct kc_group *g, u32 root,
+		       const struct kc_region *r)
+{
+	struct kc_layout l = kc_lay_even(r, g->size);
+	int ret;
+
+	if (root >= g->size)
+		return kc_b_fail(b, -EINVAL);
+	ret = mesh_rs(b, g, &l);
+	if (ret)
+		return ret;
+	return mesh_gather(b, g, root, &l);
+}
+
+/* One round: send[j] to member j and recv[j] from member j, for every peer j. */
+static int mesh_a2a(struct kc_builder *b, const struct kc_group *g, const struct kc_a2a *a)
+{
+	u32 j;
+
+	if (g->me >= g->size)
+		return kc_b_fail(b, -EINVAL);
+	for (j = 1; j < g->size; j++) {
+		u32 i = mesh_peer_idx(g, j);
+
+		kc_b_send(b, kc_grp_rank(g, i), a->sbuf, a->send[i].off, a->send[i].len);
+		kc_b_recv(b, kc_grp_rank(g, i), a->rbuf, a->recv[i].off, a->recv[i].len);
+	}
+	kc_b_round(b);
+	return 0;
+}
+
+/* One round of sync messages to and from every peer. */
+static int mesh_barrier(struct kc_builder *b, const struct kc_group *g)
+{
+	u32 j;
+
+	for (j = 1; j < g->size; j++) {
+		u32 peer = kc_grp_rank(g, mesh_peer_idx(g, j));
+
+		kc_b_sync_send(b, peer);
+		kc_b_sync_recv(b, peer);
+	}
+	kc_b_round(b);
+	return 0;
+}
 
 const struct kc_algo_ops kc_alg_mesh = {
 	.name = "mesh",
 	.hccl = "fullmesh",
+	.rs = mesh_rs,
+	.ag = mesh_ag,
+	.ar = mesh_ar,
+	.bcast = mesh_bcast,
+	.reduce = mesh_reduce,
+	.scatter = mesh_scatter,
+	.gather = mesh_gather,
+	.a2a = mesh_a2a,
+	.barrier = mesh_barrier,
 };

@@ -1,8 +1,301 @@
 // SPDX-License-Identifier: GPL-2.0
-/* STUB: being written. */
+/*
+ * NB, Nonuniform Bruck (spec 2.5): every phase takes S = ceil(log2 p)
+ * steps at distances 1, 2, 4, ... for any p, and moves no more than
+ * (p - 1) / p of the data per member, unlike RHD, which folds the extra
+ * members of a non-power-of-two group in and out.
+ *
+ * All distances are relative member indices; "block d of me" below is
+ * block (me + d) mod p of the layout, "block d of the root" is block
+ * (root + d) mod p.
+ *
+ * AlltoAll(v) is not provided: Bruck's AlltoAll stores blocks at
+ * intermediate members and forwards them, and an intermediate must know
+ * the length of what it relays to post the receive.  In AlltoAllv a member
+ * knows only its own send and receive counts, and the a2a phase cannot
+ * tell AlltoAll from AlltoAllv, so a Bruck plan cannot be built correctly
+ * for both.
+ */
 #include "kc_algo.h"
+
+/*
+ * Small Broadcasts use the binomial tree (BroadcastNBBinary) instead of
+ * Scatter + AllGather.  HCCL switches at p * BW * 60us * 1000 bytes for
+ * p <= 4 and ((2S - 2) / (S - 2)) * BW * 60us * 1000 otherwise (BW the
+ * level1 bandwidth per NPU in GB/s); we have no bandwidth figure, so use a
+ * fixed 64 KiB, and the tree always for p == 2.
+ */
+#define NB_BCAST_BINARY_BYTES	(64 * 1024)
+
+/* S = ceil(log2 p): the number of steps of every phase. */
+static u32 nb_nsteps(u32 p)
+{
+	u32 s = 0;
+
+	while (((u64)1 << s) < p)
+		s++;
+	return s;
+}
+
+/* Global rank of the member at distance d from me. */
+static u32 nb_peer(const struct kc_group *g, s64 d)
+{
+	return kc_grp_rank(g, kc_grp_mod(g, (s64)g->me + d));
+}
+
+/* Byte range of block (base + d) mod p. */
+static struct kc_range nb_block(const struct kc_builder *b, const struct kc_group *g,
+				const struct kc_layout *l, u32 base, u64 d)
+{
+	return kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)base + (s64)d));
+}
+
+static bool nb_layout_ok(struct kc_builder *b, const struct kc_group *g,
+			 const struct kc_layout *l)
+{
+	if (l->spb && kc_lay_nblocks(l) == g->size)
+		return true;
+	kc_b_fail(b, -EINVAL);
+	return false;
+}
+
+/*
+ * Send (tx) or receive the n blocks first, first + 1, ... (mod p): one
+ * transfer per contiguous run, so at most two.  Both sides call this with
+ * the same first and n, so the runs and their lengths match.
+ */
+static void nb_run(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l,
+		   u32 peer, bool tx, u32 first, u32 n)
+{
+	u64 end = (u64)first + n;
+	u32 p = g->size, k;
+
+	for (k = 0; k < 2 && n; k++) {
+		u32 z = end > p ? p : (u32)end;
+		struct kc_range rg = kc_lay_slices(l, b->esize, first * l->spb, z * l->spb);
+
+		if (tx)
+			kc_b_send(b, peer, l->r.buf, rg.off, rg.len);
+		else
+			kc_b_recv(b, peer, l->r.buf, rg.off, rg.len);
+		n -= z - first;
+		first = 0;
+		end = n;
+	}
+}
+
+/*
+ * ReduceScatter.  Step s: member me sends to me + 2^s the blocks d =
+ * 2^s + i * 2^(s+1) < p (nSlices = floor((p - 1 + 2^s) / 2^(s+1)) of them)
+ * and reduces into its blocks d = i * 2^(s+1) the ones from me - 2^s.
+ * The partial sum of block j that member q holds thus moves along the
+ * binary digits of its distance (j - q) mod p, lowest first, and every
+ * contribution reaches block j at member j after S steps.  The blocks
+ * sent (bit s set) and received (bits 0..s clear) never overlap.
+ */
+static int nb_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	u32 p = g->size, ns = nb_nsteps(p), s;
+
+	if (!nb_layout_ok(b, g, l))
+		return b->err;
+	for (s = 0; s < ns; s++) {
+		u64 dist = (u64)1 << s, d;
+		u32 to = nb_peer(g, (s64)dist), from = nb_peer(g, -(s64)dist);
+
+		for (d = dist; d < p; d += dist << 1) {
+			struct kc_range tx = nb_block(b, g, l, g->me, d);
+			struct kc_range rx = nb_block(b, g, l, g->me, d - dist);
+
+			kc_b_send(b, to, l->r.buf, tx.off, tx.len);
+			kc_b_recv_reduce(b, from, l->r.buf, rx.off, rx.len);
+		}
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+/*
+ * AllGather (Bruck, increasing distance).  Before step s member me holds
+ * blocks me - 2^s + 1 .. me; it sends n = min(2^s, p - 2^s) of them,
+ * me - n + 1 .. me, to me + 2^s and receives me - 2^s - n + 1 .. me - 2^s
+ * from me - 2^s.  n is 2^s except on the last step of a non-power-of-two
+ * p, where it is p - 2^(S-1).
+ */
+static int nb_ag(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	u32 p = g->size, ns = nb_nsteps(p), s;
+
+	if (!nb_layout_ok(b, g, l))
+		return b->err;
+	for (s = 0; s < ns; s++) {
+		u64 dist = (u64)1 << s;
+		u32 n = (u32)kc_min_u64(dist, p - dist);
+		u32 first_tx = kc_grp_mod(g, (s64)g->me - n + 1);
+		u32 first_rx = kc_grp_mod(g, (s64)g->me - (s64)dist - n + 1);
+
+		nb_run(b, g, l, nb_peer(g, (s64)dist), true, first_tx, n);
+		nb_run(b, g, l, nb_peer(g, -(s64)dist), false, first_rx, n);
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+static int nb_ar(struct kc_builder *b, const struct kc_group *g, const struct kc_region *r)
+{
+	struct kc_layout l = kc_lay_even(r, g->size);
+
+	nb_rs(b, g, &l);
+	return nb_ag(b, g, &l);
+}
+
+/*
+ * Scatter (binomial, increasing distance).  With d = (me - root) mod p,
+ * at step s a member with d < 2^s and d + 2^s < p sends to me + 2^s the
+ * blocks of the root d + 2^s + i * 2^(s+1) < p: the subtree of that
+ * member, which forwards them at the later steps.  Members with
+ * 2^s <= d < 2^(s+1) receive them.  A member never sends and receives in
+ * the same step.
+ */
+static int nb_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
+		      const struct kc_layout *l)
+{
+	u32 p = g->size, ns = nb_nsteps(p), s;
+	u64 d = kc_grp_mod(g, (s64)g->me - root);
+
+	if (!nb_layout_ok(b, g, l))
+		return b->err;
+	for (s = 0; s < ns; s++) {
+		u64 dist = (u64)1 << s, k;
+
+		if (d < dist && d + dist < p) {
+			u32 to = nb_peer(g, (s64)dist);
+
+			for (k = d + dist; k < p; k += dist << 1) {
+				struct kc_range rg = nb_block(b, g, l, root, k);
+
+				kc_b_send(b, to, l->r.buf, rg.off, rg.len);
+			}
+		} else if (d >= dist && d < dist << 1) {
+			u32 from = nb_peer(g, -(s64)dist);
+
+			for (k = d; k < p; k += dist << 1) {
+				struct kc_range rg = nb_block(b, g, l, root, k);
+
+				kc_b_recv(b, from, l->r.buf, rg.off, rg.len);
+			}
+		}
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+/*
+ * Gather: the scatter tree run backwards, steps S - 1 down to 0.  A member
+ * with 2^s <= d < 2^(s+1) has collected its subtree in the later steps and
+ * sends it, blocks d + i * 2^(s+1) < p of the root, to me - 2^s.
+ */
+static int nb_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
+		     const struct kc_layout *l)
+{
+	u32 p = g->size, s = nb_nsteps(p);
+	u64 d = kc_grp_mod(g, (s64)g->me - root);
+
+	if (!nb_layout_ok(b, g, l))
+		return b->err;
+	while (s-- > 0) {
+		u64 dist = (u64)1 << s, k;
+
+		if (d >= dist && d < dist << 1) {
+			u32 to = nb_peer(g, -(s64)dist);
+
+			for (k = d; k < p; k += dist << 1) {
+				struct kc_range rg = nb_block(b, g, l, root, k);
+
+				kc_b_send(b, to, l->r.buf, rg.off, rg.len);
+			}
+		} else if (d < dist && d + dist < p) {
+			u32 from = nb_peer(g, (s64)dist);
+
+			for (k = d + dist; k < p; k += dist << 1) {
+				struct kc_range rg = nb_block(b, g, l, root, k);
+
+				kc_b_recv(b, from, l->r.buf, rg.off, rg.len);
+			}
+		}
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+/* BroadcastNBBinary: at step s, members with d < 2^s pass the region on. */
+static void nb_bcast_binary(struct kc_builder *b, const struct kc_group *g, u32 root,
+			    const struct kc_region *r)
+{
+	u32 p = g->size, ns = nb_nsteps(p), s;
+	u64 d = kc_grp_mod(g, (s64)g->me - root), len = kc_region_bytes(r, b->esize);
+
+	for (s = 0; s < ns; s++) {
+		u64 dist = (u64)1 << s;
+
+		if (d < dist && d + dist < p)
+			kc_b_send(b, nb_peer(g, (s64)dist), r->buf, r->off, len);
+		else if (d >= dist && d < dist << 1)
+			kc_b_recv(b, nb_peer(g, -(s64)dist), r->buf, r->off, len);
+		kc_b_round(b);
+	}
+}
+
+static int nb_bcast(struct kc_builder *b, const struct kc_group *g, u32 root,
+		    const struct kc_region *r)
+{
+	struct kc_layout l = kc_lay_even(r, g->size);
+
+	if (g->size == 2 || kc_region_bytes(r, b->esize) < NB_BCAST_BINARY_BYTES) {
+		nb_bcast_binary(b, g, root, r);
+		return 0;
+	}
+	nb_scatter(b, g, root, &l);
+	return nb_ag(b, g, &l);
+}
+
+/* Reduce: ReduceScatter, then gather the reduced blocks to the root. */
+static int nb_reduce(struct kc_builder *b, const struct kc_group *g, u32 root,
+		     const struct kc_region *r)
+{
+	struct kc_layout l = kc_lay_even(r, g->size);
+
+	nb_rs(b, g, &l);
+	return nb_gather(b, g, root, &l);
+}
+
+/*
+ * Dissemination barrier: after step s a member has heard, directly or
+ * not, from the 2^(s+1) - 1 members behind it, so after S steps from all.
+ */
+static int nb_barrier(struct kc_builder *b, const struct kc_group *g)
+{
+	u32 ns = nb_nsteps(g->size), s;
+
+	for (s = 0; s < ns; s++) {
+		s64 dist = (s64)1 << s;
+
+		kc_b_sync_send(b, nb_peer(g, dist));
+		kc_b_sync_recv(b, nb_peer(g, -dist));
+		kc_b_round(b);
+	}
+	return 0;
+}
 
 const struct kc_algo_ops kc_alg_nb = {
 	.name = "nb",
 	.hccl = "NB",
+	.rs = nb_rs,
+	.ag = nb_ag,
+	.ar = nb_ar,
+	.bcast = nb_bcast,
+	.reduce = nb_reduce,
+	.scatter = nb_scatter,
+	.gather = nb_gather,
+	.barrier = nb_barrier,
 };

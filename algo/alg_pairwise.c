@@ -1,8 +1,129 @@
 // SPDX-License-Identifier: GPL-2.0
-/* STUB: being written. */
+/*
+ * Pairwise (spec 2.6): the stepped version of Mesh for members with one
+ * port.  In step k = 1 .. p - 1 member i sends to member i + k and
+ * receives from member i - k, so every member has exactly one send and
+ * one receive in flight per step and no link carries two messages.
+ *
+ * Besides AlltoAll(v), the same exchange pattern gives ReduceScatter
+ * (send block i + k, reduce block i), AllGather (send block i, receive
+ * block i - k), AllReduce (RS + AG) and a barrier.  Rooted operations are
+ * not pairwise exchanges and are left out.
+ */
 #include "kc_algo.h"
+
+/* Member index of the step-k destination and source of this member. */
+static u32 pw_to(const struct kc_group *g, u32 k)
+{
+	return kc_grp_mod(g, (s64)g->me + k);
+}
+
+static u32 pw_from(const struct kc_group *g, u32 k)
+{
+	return kc_grp_mod(g, (s64)g->me - k);
+}
+
+static bool pw_bad_layout(const struct kc_group *g, const struct kc_layout *l)
+{
+	return !l->spb || l->nslices % l->spb || kc_lay_nblocks(l) != g->size ||
+	       g->me >= g->size;
+}
+
+/*
+ * Step k: block me + k to its owner, and member me - k's copy of block me
+ * reduced into mine.  The block sent is never the one reduced into (k is
+ * not a multiple of p), so both transfers may share the round.
+ */
+static int pw_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	struct kc_range mine;
+	u32 k;
+
+	if (pw_bad_layout(g, l))
+		return kc_b_fail(b, -EINVAL);
+	mine = kc_lay_block(l, b->esize, g->me);
+	for (k = 1; k < g->size; k++) {
+		u32 to = pw_to(g, k);
+		struct kc_range s = kc_lay_block(l, b->esize, to);
+
+		kc_b_send(b, kc_grp_rank(g, to), l->r.buf, s.off, s.len);
+		kc_b_recv_reduce(b, kc_grp_rank(g, pw_from(g, k)), l->r.buf, mine.off, mine.len);
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+/* Step k: my block to member me + k, block me - k from its owner. */
+static int pw_ag(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	struct kc_range mine;
+	u32 k;
+
+	if (pw_bad_layout(g, l))
+		return kc_b_fail(b, -EINVAL);
+	mine = kc_lay_block(l, b->esize, g->me);
+	for (k = 1; k < g->size; k++) {
+		u32 from = pw_from(g, k);
+		struct kc_range r = kc_lay_block(l, b->esize, from);
+
+		kc_b_send(b, kc_grp_rank(g, pw_to(g, k)), l->r.buf, mine.off, mine.len);
+		kc_b_recv(b, kc_grp_rank(g, from), l->r.buf, r.off, r.len);
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+static int pw_ar(struct kc_builder *b, const struct kc_group *g, const struct kc_region *r)
+{
+	struct kc_layout l = kc_lay_even(r, g->size);
+	int ret;
+
+	ret = pw_rs(b, g, &l);
+	if (ret)
+		return ret;
+	return pw_ag(b, g, &l);
+}
+
+/* Step k: send[me + k] to member me + k, recv[me - k] from member me - k. */
+static int pw_a2a(struct kc_builder *b, const struct kc_group *g, const struct kc_a2a *a)
+{
+	u32 k;
+
+	if (g->me >= g->size)
+		return kc_b_fail(b, -EINVAL);
+	for (k = 1; k < g->size; k++) {
+		u32 to = pw_to(g, k), from = pw_from(g, k);
+
+		kc_b_send(b, kc_grp_rank(g, to), a->sbuf, a->send[to].off, a->send[to].len);
+		kc_b_recv(b, kc_grp_rank(g, from), a->rbuf, a->recv[from].off,
+			  a->recv[from].len);
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+/*
+ * Step k: a sync to member me + k and one from member me - k.  After the
+ * p - 1 steps every other member has signalled that it entered.
+ */
+static int pw_barrier(struct kc_builder *b, const struct kc_group *g)
+{
+	u32 k;
+
+	for (k = 1; k < g->size; k++) {
+		kc_b_sync_send(b, kc_grp_rank(g, pw_to(g, k)));
+		kc_b_sync_recv(b, kc_grp_rank(g, pw_from(g, k)));
+		kc_b_round(b);
+	}
+	return 0;
+}
 
 const struct kc_algo_ops kc_alg_pairwise = {
 	.name = "pairwise",
 	.hccl = "pairwise",
+	.rs = pw_rs,
+	.ag = pw_ag,
+	.ar = pw_ar,
+	.a2a = pw_a2a,
+	.barrier = pw_barrier,
 };

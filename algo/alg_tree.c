@@ -1,8 +1,353 @@
 // SPDX-License-Identifier: GPL-2.0
-/* STUB: being written. */
+/*
+ * Double binary tree (spec 5.1, NCCL src/graph/trees.cc).
+ *
+ * Tree 1 is NCCL's bit-pattern binary tree over positions 0..n-1 rooted at
+ * 0: a position's parent comes from its lowest set bit, odd positions are
+ * leaves, and 0 has the single child 2^floor(log2(n - 1)).  Its depth is
+ * ceil(log2(n)).  Every phase schedules a member by its depth d in a tree
+ * of depth D, so a send and its matching receive sit in the same round
+ * index on both members:
+ *
+ *   up (reduce):   piece t arrives from the children in round t + D - d - 1
+ *                  and leaves for the parent in round t + D - d;
+ *   down (bcast):  piece t arrives from the parent in round s + t + d - 1
+ *                  and leaves for the children in round s + t + d (s: the
+ *                  round the down sweep starts).
+ *
+ * A member never sends a piece in the round it is still receiving it, and
+ * in AllReduce the down sweep of piece t reaches a member (round
+ * t + D + d - 1) only after it sent t up (round t + D - d), so no round
+ * sends and receives overlapping ranges.  Each tree carries one half of
+ * the region, cut into pieces of b->chunk_elems elements (one piece when
+ * the builder does not pipeline).  Both trees run in the same rounds; a
+ * round lists tree 1's steps before tree 2's on every member, which keeps
+ * the per-pair FIFO order when two members are linked in both trees.
+ *
+ * AllReduce uses NCCL's double tree: tree 2 is tree 1 mirrored
+ * (m -> p - 1 - m) when p is even or shifted (m -> m - 1) when p is odd,
+ * so a leaf of one tree is internal in the other.
+ *
+ * Broadcast and Reduce work in virtual ranks v = (m - root) mod p and need
+ * the root on top of both trees.  Tree 1 is the bit tree over v.  Tree 2
+ * is the bit tree over u = v - 1 on the other p - 1 members (the shift, so
+ * odd v are internal in tree 2 as even v are in tree 1), hung below the
+ * root: the root feeds it through one edge, which costs one level of
+ * depth but keeps the root's own data out of a tree it would otherwise
+ * sit in as an ordinary member (NCCL's tree 2 roots at another member).
+ *
+ * RS, AG, Scatter, Gather and AlltoAll are NULL: a tree moves whole
+ * vectors towards or away from one root, and NCCL offers Tree for
+ * AllReduce only; there is no per-member block a tree would route.
+ */
 #include "kc_algo.h"
+
+#define TREE_MAX_PIECES 1024
+
+/* How a tree sits on the group, in virtual ranks v. */
+enum tree_map {
+	TREE_PLAIN,	/* position v of the bit tree over p positions */
+	TREE_MIRROR,	/* position p - 1 - v */
+	TREE_SHIFT,	/* position (v - 1) mod p */
+	TREE_HUNG,	/* v = 0 on top of the bit tree over p - 1, position v - 1 */
+};
+
+/* One member's place in one tree, with the half of the data it carries. */
+struct tree_pos {
+	bool has_parent;
+	bool sync;		/* barrier: zero-byte messages instead of pieces */
+	u32 parent;		/* global ranks */
+	u32 child[2];
+	u32 nchild;
+	u32 depth;		/* edges from the tree's root */
+	u32 tdepth;		/* depth of the deepest member */
+	u32 npieces;
+	struct kc_layout pieces;
+};
+
+/* Parent of position x != 0 of the bit tree over n positions. */
+static u32 bt_parent(u32 n, u32 x)
+{
+	u64 bit = x & (~x + 1);
+	u64 up = (x ^ bit) | (bit << 1);
+
+	return up >= n ? (u32)(x ^ bit) : (u32)up;
+}
+
+/* Children of position x; returns how many. */
+static u32 bt_children(u32 n, u32 x, u32 child[2])
+{
+	u64 low;
+	u32 k = 0;
+
+	if (!x) {
+		if (n > 1)
+			child[k++] = 1u << kc_ilog2(n - 1);
+		return k;
+	}
+	low = (x & (~x + 1)) >> 1;
+	if (!low)
+		return 0;
+	child[k++] = (u32)(x - low);
+	/* The right child is the farthest power-of-two step still in range. */
+	while (low && x + low >= n)
+		low >>= 1;
+	if (low)
+		child[k++] = (u32)(x + low);
+	return k;
+}
+
+/* Depth of position x: the lowest set bit grows at every step up. */
+static u32 bt_depth(u32 n, u32 x)
+{
+	u32 d = 0;
+
+	while (x) {
+		x = bt_parent(n, x);
+		d++;
+	}
+	return d;
+}
+
+/*
+ * Depth of the whole tree: 0's only child 2^k (k = floor(log2(n - 1)))
+ * roots a subtree of height k whose left spine is complete, so the
+ * deepest member is 1 + k = ceil(log2(n)) edges down.
+ */
+static u32 bt_height(u32 n)
+{
+	return kc_clog2(n);
+}
+
+static u32 tree_pos_of(u32 p, enum tree_map map, u32 v)
+{
+	switch (map) {
+	case TREE_MIRROR:
+		return p - 1 - v;
+	case TREE_SHIFT:
+		return v ? v - 1 : p - 1;
+	case TREE_HUNG:
+		return v - 1;
+	default:
+		return v;
+	}
+}
+
+static u32 tree_v_of(u32 p, enum tree_map map, u32 x)
+{
+	switch (map) {
+	case TREE_MIRROR:
+		return p - 1 - x;
+	case TREE_SHIFT:
+		return x + 1 == p ? 0 : x + 1;
+	case TREE_HUNG:
+		return x + 1;
+	default:
+		return x;
+	}
+}
+
+static u32 tree_rank(const struct kc_group *g, u32 root, u32 v)
+{
+	return kc_grp_rank(g, kc_grp_mod(g, (s64)v + root));
+}
+
+/* Place me in a tree; the caller sets the pieces. */
+static void tree_place(struct tree_pos *tp, const struct kc_group *g, u32 root,
+		       enum tree_map map)
+{
+	u32 p = g->size, v = kc_grp_mod(g, (s64)g->me - root);
+	u32 n = map == TREE_HUNG ? p - 1 : p, lift = map == TREE_HUNG ? 1 : 0;
+	u32 x, c[2], i;
+
+	tp->has_parent = false;
+	tp->nchild = 0;
+	tp->depth = 0;
+	tp->tdepth = n ? bt_height(n) + lift : 0;
+	if (map == TREE_HUNG && !v) {
+		if (n)
+			tp->child[tp->nchild++] = tree_rank(g, root, tree_v_of(p, map, 0));
+		return;
+	}
+	x = tree_pos_of(p, map, v);
+	if (x) {
+		tp->has_parent = true;
+		tp->parent = tree_rank(g, root, tree_v_of(p, map, bt_parent(n, x)));
+	} else if (lift) {
+		tp->has_parent = true;
+		tp->parent = tree_rank(g, root, 0);
+	}
+	tp->nchild = bt_children(n, x, c);
+	for (i = 0; i < tp->nchild; i++)
+		tp->child[i] = tree_rank(g, root, tree_v_of(p, map, c[i]));
+	tp->depth = bt_depth(n, x) + lift;
+}
+
+/* Pieces of a half of count elements: one unless pipelining is asked for. */
+static u32 tree_npieces(const struct kc_builder *b, u64 count)
+{
+	u64 n;
+
+	if (!b->chunk_elems || !count)
+		return 1;
+	n = (count + b->chunk_elems - 1) / b->chunk_elems;
+	return (u32)kc_min_u64(n, TREE_MAX_PIECES);
+}
+
+/* Tree h (0 or 1) carries half h of r, in np pieces. */
+static void tree_set_half(struct tree_pos *tp, const struct kc_builder *b,
+			  const struct kc_region *r, u32 h, u32 np)
+{
+	struct kc_layout halves = kc_lay_even(r, 2);
+	struct kc_region half = kc_lay_block_region(&halves, b->esize, h);
+
+	tp->sync = false;
+	tp->npieces = np;
+	tp->pieces = kc_lay_even(&half, np);
+}
+
+/* Send (or receive) piece t with peer, if t is a piece. */
+static void tree_xfer(struct kc_builder *b, const struct tree_pos *tp, u32 peer, s64 t,
+		      bool send, bool reduce)
+{
+	struct kc_range rg;
+
+	if (t < 0 || t >= tp->npieces)
+		return;
+	if (tp->sync) {
+		if (send)
+			kc_b_sync_send(b, peer);
+		else
+			kc_b_sync_recv(b, peer);
+		return;
+	}
+	rg = kc_lay_block(&tp->pieces, b->esize, (u32)t);
+	if (send)
+		kc_b_send(b, peer, tp->pieces.r.buf, rg.off, rg.len);
+	else if (reduce)
+		kc_b_recv_reduce(b, peer, tp->pieces.r.buf, rg.off, rg.len);
+	else
+		kc_b_recv(b, peer, tp->pieces.r.buf, rg.off, rg.len);
+}
+
+/* Round r of the sweep towards the root (reducing unless it is a barrier). */
+static void tree_up(struct kc_builder *b, const struct tree_pos *tp, s64 r)
+{
+	s64 t = r + tp->depth - tp->tdepth;
+	u32 i;
+
+	for (i = 0; i < tp->nchild; i++)
+		tree_xfer(b, tp, tp->child[i], t + 1, false, true);
+	if (tp->has_parent)
+		tree_xfer(b, tp, tp->parent, t, true, false);
+}
+
+/* Round r of the sweep away from the root, r counted from its start. */
+static void tree_down(struct kc_builder *b, const struct tree_pos *tp, s64 r)
+{
+	s64 t = r - tp->depth;
+	u32 i;
+
+	if (tp->has_parent)
+		tree_xfer(b, tp, tp->parent, t + 1, false, false);
+	for (i = 0; i < tp->nchild; i++)
+		tree_xfer(b, tp, tp->child[i], t, true, false);
+}
+
+/*
+ * Run ntrees trees together: with up, the reduce sweep in rounds
+ * [0, np + D - 1); with down, the broadcast sweep, which after an up sweep
+ * starts at round D of each tree (its root sends piece t as soon as it
+ * has reduced it).
+ */
+static int tree_run(struct kc_builder *b, const struct tree_pos *tp, u32 ntrees, bool up,
+		    bool down)
+{
+	u32 k, dmax = 0, np = 0;
+	s64 r, nrounds;
+
+	for (k = 0; k < ntrees; k++) {
+		dmax = tp[k].tdepth > dmax ? tp[k].tdepth : dmax;
+		np = tp[k].npieces > np ? tp[k].npieces : np;
+	}
+	if (!dmax)
+		return 0;
+	nrounds = (s64)np + (up && down ? 2 * (s64)dmax : dmax) - 1;
+	kc_b_round(b);
+	for (r = 0; r < nrounds; r++) {
+		for (k = 0; k < ntrees; k++) {
+			if (up)
+				tree_up(b, &tp[k], r);
+			if (down)
+				tree_down(b, &tp[k], up ? r - tp[k].tdepth : r);
+		}
+		kc_b_round(b);
+	}
+	return 0;
+}
+
+static int tree_ar(struct kc_builder *b, const struct kc_group *g, const struct kc_region *r)
+{
+	struct tree_pos tp[2];
+	u32 np = tree_npieces(b, (r->count + 1) / 2);
+
+	tree_place(&tp[0], g, 0, TREE_PLAIN);
+	tree_place(&tp[1], g, 0, g->size % 2 ? TREE_SHIFT : TREE_MIRROR);
+	tree_set_half(&tp[0], b, r, 0, np);
+	tree_set_half(&tp[1], b, r, 1, np);
+	return tree_run(b, tp, 2, true, true);
+}
+
+/* Both trees rooted at @root (see the top comment), each with a half of r. */
+static void tree_rooted(struct tree_pos tp[2], struct kc_builder *b, const struct kc_group *g,
+			u32 root, const struct kc_region *r)
+{
+	u32 np = tree_npieces(b, (r->count + 1) / 2);
+
+	tree_place(&tp[0], g, root, TREE_PLAIN);
+	tree_place(&tp[1], g, root, TREE_HUNG);
+	tree_set_half(&tp[0], b, r, 0, np);
+	tree_set_half(&tp[1], b, r, 1, np);
+}
+
+static int tree_bcast(struct kc_builder *b, const struct kc_group *g, u32 root,
+		      const struct kc_region *r)
+{
+	struct tree_pos tp[2];
+
+	if (root >= g->size)
+		return kc_b_fail(b, -EINVAL);
+	tree_rooted(tp, b, g, root, r);
+	return tree_run(b, tp, 2, false, true);
+}
+
+static int tree_reduce(struct kc_builder *b, const struct kc_group *g, u32 root,
+		       const struct kc_region *r)
+{
+	struct tree_pos tp[2];
+
+	if (root >= g->size)
+		return kc_b_fail(b, -EINVAL);
+	tree_rooted(tp, b, g, root, r);
+	return tree_run(b, tp, 2, true, false);
+}
+
+/* Up tree 1 and back down with empty messages: 2 * depth rounds. */
+static int tree_barrier(struct kc_builder *b, const struct kc_group *g)
+{
+	struct tree_pos tp;
+
+	tree_place(&tp, g, 0, TREE_PLAIN);
+	tp.sync = true;
+	tp.npieces = 1;
+	return tree_run(b, &tp, 1, true, true);
+}
 
 const struct kc_algo_ops kc_alg_tree = {
 	.name = "tree",
 	.hccl = "tree",
+	.ar = tree_ar,
+	.bcast = tree_bcast,
+	.reduce = tree_reduce,
+	.barrier = tree_barrier,
 };

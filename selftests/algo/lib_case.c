@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "lib_case.h"
 #include "kc_reduce.h"
 
@@ -375,14 +376,18 @@ static bool tc_fail(struct tc_outcome *o, const char *fmt, unsigned long long a,
 	return false;
 }
 
-/* Compare element i of rank r's output at q with the expected bytes. */
-static bool tc_cmp(struct tc_outcome *o, const unsigned char *q, const unsigned char *want,
+/*
+ * Compare element i of rank r's output at q with the expected bytes;
+ * count every wrong element (#wrong), describe the first.
+ */
+static void tc_cmp(struct tc_outcome *o, const unsigned char *q, const unsigned char *want,
 		   u32 es, u32 r, u64 i)
 {
 	u64 got = 0, exp = 0;
 
 	if (!memcmp(q, want, es))
-		return true;
+		return;
+	o->nwrong++;
 	memcpy(&got, q, es);
 	memcpy(&exp, want, es);
 	if (o->result == TC_PASS) {
@@ -391,7 +396,6 @@ static bool tc_cmp(struct tc_outcome *o, const unsigned char *q, const unsigned 
 			 r, (unsigned long long)i, (unsigned long long)got,
 			 (unsigned long long)exp);
 	}
-	return false;
 }
 
 /* Input element i of rank r as bytes. */
@@ -413,8 +417,7 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 	case KCOLL_OP_ALLREDUCE:
 		for (i = 0; i < n; i++) {
 			tc_expect_reduced(want, op, p, i);
-			if (!tc_cmp(o, out + i * es, want, es, r, i))
-				return;
+			tc_cmp(o, out + i * es, want, es, r, i);
 		}
 		break;
 	case KCOLL_OP_REDUCE:
@@ -422,23 +425,20 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 			break;
 		for (i = 0; i < n; i++) {
 			tc_expect_reduced(want, op, p, i);
-			if (!tc_cmp(o, out + i * es, want, es, r, i))
-				return;
+			tc_cmp(o, out + i * es, want, es, r, i);
 		}
 		break;
 	case KCOLL_OP_REDUCESCATTER:
 		for (i = 0; i < n; i++) {
 			tc_expect_reduced(want, op, p, (u64)r * n + i);
-			if (!tc_cmp(o, out + i * es, want, es, r, i))
-				return;
+			tc_cmp(o, out + i * es, want, es, r, i);
 		}
 		break;
 	case KCOLL_OP_ALLGATHER:
 		for (j = 0; j < p; j++)
 			for (i = 0; i < n; i++) {
 				tc_in(x, j, i, want);
-				if (!tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i))
-					return;
+				tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i);
 			}
 		break;
 	case KCOLL_OP_GATHER:
@@ -447,30 +447,26 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 		for (j = 0; j < p; j++)
 			for (i = 0; i < n; i++) {
 				tc_in(x, j, i, want);
-				if (!tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i))
-					return;
+				tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i);
 			}
 		break;
 	case KCOLL_OP_BROADCAST:
 		for (i = 0; i < n; i++) {
 			tc_in(x, op->root, i, want);
-			if (!tc_cmp(o, out + i * es, want, es, r, i))
-				return;
+			tc_cmp(o, out + i * es, want, es, r, i);
 		}
 		break;
 	case KCOLL_OP_SCATTER:
 		for (i = 0; i < n; i++) {
 			tc_in(x, op->root, (u64)r * n + i, want);
-			if (!tc_cmp(o, out + i * es, want, es, r, i))
-				return;
+			tc_cmp(o, out + i * es, want, es, r, i);
 		}
 		break;
 	case KCOLL_OP_ALLTOALL:
 		for (j = 0; j < p; j++)
 			for (i = 0; i < n; i++) {
 				tc_in(x, j, (u64)r * n + i, want);
-				if (!tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i))
-					return;
+				tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i);
 			}
 		break;
 	case KCOLL_OP_ALLTOALLV:
@@ -479,9 +475,8 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 
 			for (i = 0; i < op->rcounts[j]; i++) {
 				tc_in(x, j, sop->sdispls[r] + i, want);
-				if (!tc_cmp(o, out + (op->rdispls[j] + i) * es, want, es, r,
-					    op->rdispls[j] + i))
-					return;
+				tc_cmp(o, out + (op->rdispls[j] + i) * es, want, es, r,
+					    op->rdispls[j] + i);
 			}
 			/* the gap after each block stays untouched */
 			if (out && (op->rdispls[j] + op->rcounts[j]) * es < b->recv_bytes &&
@@ -533,7 +528,16 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 		memcpy(x.jobs[r].bufs, x.rb[r].bufs, sizeof(x.jobs[r].bufs));
 		x.jobs[r].fail_after = (c->kill_after && r == c->kill_rank) ? c->kill_after : 0;
 	}
-	tw_run(w, x.jobs, &ec, c->kill_after ? 2000 : 20000);
+	{
+		u32 it, iters = c->iters ? c->iters : 1;
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (it = 0; it < iters; it++)
+			tw_run(w, x.jobs, &ec, c->kill_after ? 2000 : 20000);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		o->usec = ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / iters;
+	}
 	for (r = 0; r < p; r++) {
 		if (x.jobs[r].status) {
 			if (o->nfailed_ranks < 4)
@@ -545,7 +549,7 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 	}
 	if (c->kill_after)
 		goto out;	/* fault tests judge statuses only */
-	for (r = 0; r < p && o->result == TC_PASS; r++) {
+	for (r = 0; r < p; r++) {
 		const struct tc_rankbufs *b = &x.rb[r];
 		unsigned char *base;
 		u64 ne;

@@ -21,6 +21,7 @@ struct tc_case {
 	u32 window;
 	u32 kill_rank;		/* fault: this rank dies ... */
 	u64 kill_after;		/* ... after this many sends (0: no fault) */
+	u32 iters;		/* timed repetitions (out of place only); 0 = 1 */
 };
 
 enum tc_result {
@@ -34,6 +35,8 @@ struct tc_outcome {
 	int build_err;
 	int status[4];		/* first statuses seen, for fault tests */
 	u32 nfailed_ranks;
+	u64 nwrong;		/* wrong elements, summed over ranks */
+	double usec;		/* mean time of one run, microseconds */
 	char why[256];
 };
 

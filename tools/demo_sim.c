@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * demo_sim: an AllReduce across simulated ranks (one thread per rank, the
+ * kernel's executor and plans, real data, in-process message queues), in
+ * the nccl-tests table format.  It stands in for `make demo` until the
+ * virtual soft-RoCE cluster exists.  Times are of threads on this machine,
+ * not of a network.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "lib_case.h"
+#include "kc_reduce.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: demo_sim [-n RANKS] [-b MIN] [-e MAX] [-f FACTOR] [-A ALGO]\n"
+		"Run AllReduce (fp32, sum) across RANKS threads with kcoll's plans and\n"
+		"executor and print time, algbw, busbw and #wrong per size.\n\n"
+		"  -n, --ranks N       simulated ranks (default 8)\n"
+		"  -b, --minbytes N    smallest size in bytes (default 8)\n"
+		"  -e, --maxbytes N    largest size in bytes (default 64M; K/M/G suffixes)\n"
+		"  -f, --stepfactor N  size multiplier (default 4)\n"
+		"  -A, --algo NAME     force one algorithm on every level (default auto)\n"
+		"  -h, --help          this text\n");
+}
+
+static u64 parse_size(const char *s)
+{
+	char *end;
+	u64 v = strtoull(s, &end, 0);
+
+	switch (*end) {
+	case 'G': case 'g':
+		v <<= 10;
+		/* fall through */
+	case 'M': case 'm':
+		v <<= 10;
+		/* fall through */
+	case 'K': case 'k':
+		v <<= 10;
+		break;
+	}
+	return v;
+}
+
+static int parse_algo(const char *s)
+{
+	u32 a;
+
+	for (a = 0; a < KCOLL_ALGO_COUNT; a++)
+		if (!strcmp(s, kc_algo_name(a)))
+			return (int)a;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "ranks", required_argument, NULL, 'n' },
+		{ "minbytes", required_argument, NULL, 'b' },
+		{ "maxbytes", required_argument, NULL, 'e' },
+		{ "stepfactor", required_argument, NULL, 'f' },
+		{ "algo", required_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	u64 minb = 8, maxb = 64ull << 20, f = 4, size, wrong_total = 0;
+	u32 n = 8, algo = KCOLL_ALGO_AUTO, l;
+	struct tw_world *w;
+	struct kc_topo topo;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "n:b:e:f:A:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			n = (u32)strtoul(optarg, NULL, 0);
+			break;
+		case 'b':
+			minb = parse_size(optarg);
+			break;
+		case 'e':
+			maxb = parse_size(optarg);
+			break;
+		case 'f':
+			f = strtoull(optarg, NULL, 0);
+			break;
+		case 'A':
+			if (parse_algo(optarg) < 0) {
+				fprintf(stderr, "demo_sim: unknown algorithm '%s'\n", optarg);
+				return 2;
+			}
+			algo = (u32)parse_algo(optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!n || n > 1024 || f < 2 || minb < 4 || maxb < minb) {
+		fprintf(stderr, "demo_sim: need 1..1024 ranks, factor >= 2, 4 <= min <= max\n");
+		return 2;
+	}
+	if (kc_topo_init(&topo, n, NULL, NULL, NULL, 0))
+		return 1;
+	w = tw_create(n);
+	printf("# kcoll demo: AllReduce across %u simulated ranks (threads, in-process queues)\n",
+	       n);
+	printf("# algorithm: %s\n#\n", kc_algo_name(algo));
+	printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s %6s\n", "size", "count",
+	       "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+	       "busbw", "#wrong");
+	printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s %6s\n", "(B)",
+	       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+	       "(GB/s)", "");
+	for (size = minb; size <= maxb; size *= f) {
+		struct tc_case cs = {
+			.topo = &topo,
+			.op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
+				.count = size / 4 },
+			.chunk_bytes = 65536, .window = 4,
+			.iters = size <= (1 << 20) ? 20 : 3,
+		};
+		struct tc_outcome oop, ip;
+		double bus = n > 1 ? 2.0 * (n - 1) / n : 0;
+
+		for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+			cs.cfg.algo[l] = algo;
+		cs.cfg.pipe_bytes = 65536;
+		tc_run(w, &cs, &oop);
+		cs.op.flags = KC_OP_F_INPLACE;
+		cs.iters = 1;
+		tc_run(w, &cs, &ip);
+		if (oop.result == TC_BUILD_ERROR) {
+			fprintf(stderr, "demo_sim: %s\n", oop.why);
+			return 1;
+		}
+		wrong_total += oop.nwrong + ip.nwrong + (oop.result != TC_PASS) +
+			       (ip.result != TC_PASS);
+		printf("  %10llu %12llu %8s %6s %6d %10.1f %8.3f %8.3f %6llu %10.1f %8.3f %8.3f %6llu\n",
+		       (unsigned long long)size, (unsigned long long)size / 4, "float", "sum", -1,
+		       oop.usec, size / oop.usec / 1e3, size / oop.usec / 1e3 * bus,
+		       (unsigned long long)oop.nwrong, ip.usec, size / ip.usec / 1e3,
+		       size / ip.usec / 1e3 * bus, (unsigned long long)ip.nwrong);
+		fflush(stdout);
+	}
+	printf("# Out of bounds values : %llu %s\n", (unsigned long long)wrong_total,
+	       wrong_total ? "FAILED" : "OK");
+	tw_destroy(w);
+	kc_topo_free(&topo);
+	return wrong_total ? 1 : 0;
+}
