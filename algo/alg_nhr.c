@@ -6,8 +6,8 @@
  * early transfers go between near neighbours.
  *
  * Every step moves a list of slices (blocks) of the form base,
- * base - stride, base - 2 * stride, ... (mod p).  Sender and receiver
- * compute the very same list, so they cut it into the same transfers.
+ * base - 2^k, base - 2 * 2^k, ... (mod p).  Sender and receiver compute
+ * the very same list, so they cut it into the same transfers.
  *
  * AllReduce, Broadcast and Reduce only need the whole region at the end,
  * so there the slices are stored in the order of HCCL's GetRankMapping
@@ -26,10 +26,10 @@ struct nhr_map {
 	u32 levels;
 };
 
-/* The slices base, base - stride, ..., n of them, modulo p. */
+/* The slices base, base - 2^shift, base - 2 * 2^shift, ..., n of them, mod p. */
 struct nhr_list {
 	u32 base;
-	u64 stride;
+	u32 shift;
 	u32 n;
 };
 
@@ -114,7 +114,7 @@ static u32 nhr_slice_at(const struct nhr_map *m, u32 q)
 
 static u32 nhr_at(const struct nhr_map *m, const struct nhr_list *ls, u32 i)
 {
-	u64 back = ((u64)i * ls->stride) % m->p;
+	u64 back = ((u64)i << ls->shift) % m->p;
 
 	return (u32)(((u64)ls->base + m->p - back) % m->p);
 }
@@ -123,7 +123,28 @@ static bool nhr_in(const struct nhr_map *m, const struct nhr_list *ls, u32 j)
 {
 	u64 d = j <= ls->base ? ls->base - j : (u64)ls->base + m->p - j;
 
-	return d % ls->stride == 0 && d / ls->stride < ls->n;
+	return !(d & (((u64)1 << ls->shift) - 1)) && (d >> ls->shift) < ls->n;
+}
+
+/*
+ * A list that is a whole residue class modulo 2^shift, when the remap
+ * de-interleaves at least shift levels of even length, is one subtree
+ * of the remap: a single run of p >> shift positions.  Returns false if
+ * that does not apply, else the run's first position in *lo.
+ */
+static bool nhr_subtree_run(const struct nhr_map *m, const struct nhr_list *ls, u32 *lo)
+{
+	u32 v, len = m->p;
+
+	if (ls->shift > m->levels || m->p & ((1u << ls->shift) - 1) ||
+	    ls->n != m->p >> ls->shift)
+		return false;
+	*lo = 0;
+	for (v = 0; v < ls->shift; v++) {
+		len >>= 1;
+		*lo += ((ls->base >> v) & 1) * len;
+	}
+	return true;
 }
 
 /*
@@ -131,28 +152,45 @@ static bool nhr_in(const struct nhr_map *m, const struct nhr_list *ls, u32 j)
  * adjacent positions, runs in the order of their first slice in the list.
  * A slice whose position follows another listed one belongs to that run.
  */
+static void nhr_run(struct kc_builder *b, const struct nhr_map *m, enum nhr_dir dir, u32 peer,
+		    u32 lo, u32 hi)
+{
+	struct kc_range rg = kc_lay_slices(m->l, b->esize, lo * m->l->spb, hi * m->l->spb);
+
+	if (dir == NHR_SEND)
+		kc_b_send(b, peer, m->l->r.buf, rg.off, rg.len);
+	else if (dir == NHR_RECV)
+		kc_b_recv(b, peer, m->l->r.buf, rg.off, rg.len);
+	else
+		kc_b_recv_reduce(b, peer, m->l->r.buf, rg.off, rg.len);
+}
+
+/*
+ * Move the slices of a list to or from peer: one transfer per run of
+ * adjacent positions, runs in the order of their first slice in the list.
+ * A slice whose position follows another listed one belongs to that run.
+ * Lists past the remap's levels have few runs only when they are short, so
+ * the walk stays proportional to the transfers it writes.
+ */
 static void nhr_xfer(struct kc_builder *b, const struct nhr_map *m, const struct nhr_list *ls,
 		     enum nhr_dir dir, u32 peer)
 {
-	u32 i, spb = m->l->spb;
+	u32 i, lo, hi;
 
+	if (nhr_subtree_run(m, ls, &lo)) {
+		nhr_run(b, m, dir, peer, lo, lo + (m->p >> ls->shift));
+		return;
+	}
 	for (i = 0; i < ls->n; i++) {
-		u32 lo = nhr_pos(m, nhr_at(m, ls, i)), hi = lo + 1;
-		struct kc_range rg;
-
+		lo = nhr_pos(m, nhr_at(m, ls, i));
+		hi = lo + 1;
 		if (m->levels) {
 			if (lo > 0 && nhr_in(m, ls, nhr_slice_at(m, lo - 1)))
 				continue;
 			while (hi < m->p && nhr_in(m, ls, nhr_slice_at(m, hi)))
 				hi++;
 		}
-		rg = kc_lay_slices(m->l, b->esize, lo * spb, hi * spb);
-		if (dir == NHR_SEND)
-			kc_b_send(b, peer, m->l->r.buf, rg.off, rg.len);
-		else if (dir == NHR_RECV)
-			kc_b_recv(b, peer, m->l->r.buf, rg.off, rg.len);
-		else
-			kc_b_recv_reduce(b, peer, m->l->r.buf, rg.off, rg.len);
+		nhr_run(b, m, dir, peer, lo, hi);
 	}
 }
 
@@ -170,7 +208,7 @@ static int nhr_do_rs(struct kc_builder *b, const struct kc_group *g, const struc
 	for (s = 0; s < nsteps; s++) {
 		u64 h = (u64)1 << s;
 		u32 n = nhr_nslices(p, h), to = kc_grp_mod(g, (s64)me - h);
-		struct nhr_list tx = { to, 2 * h, n }, rx = { me, 2 * h, n };
+		struct nhr_list tx = { to, s + 1, n }, rx = { me, s + 1, n };
 
 		nhr_xfer(b, m, &tx, NHR_SEND, kc_grp_rank(g, to));
 		nhr_xfer(b, m, &rx, NHR_RECV_REDUCE, nhr_member(g, (s64)me + h));
@@ -191,7 +229,7 @@ static int nhr_do_ag(struct kc_builder *b, const struct kc_group *g, const struc
 	for (s = 0; s < nsteps; s++) {
 		u64 d = (u64)1 << (nsteps - 1 - s);
 		u32 n = nhr_nslices(p, d), from = kc_grp_mod(g, (s64)me - d);
-		struct nhr_list tx = { me, 2 * d, n }, rx = { from, 2 * d, n };
+		struct nhr_list tx = { me, nsteps - s, n }, rx = { from, nsteps - s, n };
 
 		nhr_xfer(b, m, &tx, NHR_SEND, nhr_member(g, (s64)me + d));
 		nhr_xfer(b, m, &rx, NHR_RECV, kc_grp_rank(g, from));
@@ -222,11 +260,11 @@ static int nhr_do_scatter(struct kc_builder *b, const struct kc_group *g, u32 ro
 
 		if (e < h && e + h < p) {
 			u32 to = kc_grp_mod(g, (s64)me - h);
-			struct nhr_list tx = { to, 2 * h, nhr_subtree(p, e + h, h) };
+			struct nhr_list tx = { to, s + 1, nhr_subtree(p, e + h, h) };
 
 			nhr_xfer(b, m, &tx, NHR_SEND, kc_grp_rank(g, to));
 		} else if (e >= h && e < 2 * h) {
-			struct nhr_list rx = { me, 2 * h, nhr_subtree(p, e, h) };
+			struct nhr_list rx = { me, s + 1, nhr_subtree(p, e, h) };
 
 			nhr_xfer(b, m, &rx, NHR_RECV, nhr_member(g, (s64)me + h));
 		}
@@ -246,11 +284,11 @@ static int nhr_do_gather(struct kc_builder *b, const struct kc_group *g, u32 roo
 
 		if (e < h && e + h < p) {
 			u32 from = kc_grp_mod(g, (s64)me - h);
-			struct nhr_list rx = { from, 2 * h, nhr_subtree(p, e + h, h) };
+			struct nhr_list rx = { from, s + 1, nhr_subtree(p, e + h, h) };
 
 			nhr_xfer(b, m, &rx, NHR_RECV, kc_grp_rank(g, from));
 		} else if (e >= h && e < 2 * h) {
-			struct nhr_list tx = { me, 2 * h, nhr_subtree(p, e, h) };
+			struct nhr_list tx = { me, s + 1, nhr_subtree(p, e, h) };
 
 			nhr_xfer(b, m, &tx, NHR_SEND, nhr_member(g, (s64)me + h));
 		}

@@ -1,8 +1,278 @@
 // SPDX-License-Identifier: GPL-2.0
-/* STUB: being written. */
-#include "kc_algo.h"
+/*
+ * Pipeline (spec 2.8): a hierarchical builder that overlaps the
+ * inter-server ring with intra-server full-mesh transfers, so the
+ * intra-server links are not idle while the inter-server phase runs.
+ *
+ * All servers (of all pods) form one ring of S servers of k ranks each;
+ * rank (s, i) is local rank i of server s, global rank s * k + i (ranks of
+ * a server are contiguous and every server has k ranks).  Local rank i of
+ * every server sits on ring "column" i: (s, i) -> (s + 1, i).  Block (s, i)
+ * of a layout of p = S * k blocks is block s * k + i.
+ *
+ *   AllGather      S - 1 ring steps, each overlapped with the intra-server
+ *                  copy of the block in flight, then one intra step.
+ *   ReduceScatter  one intra step, then S - 1 ring steps each overlapped
+ *                  with the intra-server reduction of the next block.
+ *   AllReduce      ReduceScatter then AllGather over p blocks.
+ *   AlltoAll       one intra step, then S - 1 inter-server pairwise steps
+ *                  each overlapped with the intra-server gathering of the
+ *                  blocks the next step forwards.
+ *
+ * k == 1 degenerates to a ring (pairwise for AlltoAll) over servers and
+ * S == 1 to the single intra-server mesh step.
+ */
+#include "kc_coll.h"
+
+struct pipe_ctx {
+	struct kc_group ring;	/* column i: (x, i) for every server x */
+	struct kc_group local;	/* my server: (s, j) for every local j */
+	u32 nsrv;		/* S */
+	u32 k;			/* ranks per server */
+};
+
+/* Block (x, j) of the p-block layout. */
+static struct kc_range pipe_block(const struct kc_builder *b, const struct pipe_ctx *pc,
+				  const struct kc_layout *l, s64 x, u32 j)
+{
+	return kc_lay_block(l, b->esize, kc_grp_mod(&pc->ring, x) * pc->k + j);
+}
+
+/*
+ * Intra-server AllGather step in the current round: send my block (x, i)
+ * to every local peer j and receive its block (x, j).
+ */
+static void pipe_intra_ag(struct kc_builder *b, const struct pipe_ctx *pc,
+			  const struct kc_layout *l, s64 x)
+{
+	u32 i = pc->local.me, j;
+	struct kc_range s = pipe_block(b, pc, l, x, i);
+
+	for (j = 0; j < pc->k; j++) {
+		struct kc_range r = pipe_block(b, pc, l, x, j);
+		u32 peer = kc_grp_rank(&pc->local, j);
+
+		if (j == i)
+			continue;
+		kc_b_send(b, peer, l->r.buf, s.off, s.len);
+		kc_b_recv(b, peer, l->r.buf, r.off, r.len);
+	}
+}
+
+/*
+ * Intra-server ReduceScatter step in the current round: send my
+ * contribution to block (x, j) to every local peer j, and receive and
+ * reduce every peer's contribution to my block (x, i).
+ */
+static void pipe_intra_rs(struct kc_builder *b, const struct pipe_ctx *pc,
+			  const struct kc_layout *l, s64 x)
+{
+	u32 i = pc->local.me, j;
+	struct kc_range r = pipe_block(b, pc, l, x, i);
+
+	for (j = 0; j < pc->k; j++) {
+		struct kc_range s = pipe_block(b, pc, l, x, j);
+		u32 peer = kc_grp_rank(&pc->local, j);
+
+		if (j == i)
+			continue;
+		kc_b_send(b, peer, l->r.buf, s.off, s.len);
+		kc_b_recv_reduce(b, peer, l->r.buf, r.off, r.len);
+	}
+}
+
+/*
+ * AllGather.  Ring step t = 0..S-2: (s, i) sends block (s - t, i) to
+ * (s + 1, i) and receives (s - t - 1, i) from (s - 1, i); in the same round
+ * it sends (s - t, i) to every local peer and receives (s - t, j) from each
+ * local peer j.  (s - t, i) is my own block at t = 0 (so its intra copy
+ * hides in the first ring step) and the block the ring brought in the
+ * previous step afterwards.  A last intra round spreads the block of the
+ * last ring step, (s - S + 1, i) = (s + 1, i).  Sent regions are blocks of
+ * server s - t, received ones of s - t - 1 and of column j != i: they never
+ * overlap.  Cost: (S - 1) rounds of max(inter, intra) one block each, plus
+ * one intra round.
+ */
+static void pipe_ag(struct kc_builder *b, const struct pipe_ctx *pc, const struct kc_layout *l)
+{
+	u32 s = pc->ring.me, i = pc->local.me, t;
+	u32 right = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + 1));
+	u32 left = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s - 1));
+
+	for (t = 0; t + 1 < pc->nsrv; t++) {
+		struct kc_range snd = pipe_block(b, pc, l, (s64)s - t, i);
+		struct kc_range rcv = pipe_block(b, pc, l, (s64)s - t - 1, i);
+
+		kc_b_send(b, right, l->r.buf, snd.off, snd.len);
+		kc_b_recv(b, left, l->r.buf, rcv.off, rcv.len);
+		pipe_intra_ag(b, pc, l, (s64)s - t);
+		kc_b_round(b);
+	}
+	pipe_intra_ag(b, pc, l, (s64)s + 1);
+	kc_b_round(b);
+}
+
+/*
+ * ReduceScatter, the reverse flow.  Block (x, i) is reduced along column
+ * i: it starts at server x + 1 and travels the ring to server x, each
+ * server on the way adding its own server's sum of the block.  That sum
+ * is built by the intra-server reduction onto (s, i) one round before
+ * (s, i) forwards the block, in the same round as the ring delivers it:
+ *
+ *   round 0 (intra only): (s, i) receives and reduces (s - 1, i) from
+ *     every local peer, and sends (s - 1, j) to each local peer j;
+ *   ring step t = 0..S-2: (s, i) sends its partial of (s - t - 1, i) to
+ *     (s + 1, i) and receives and reduces (s - t - 2, i) from (s - 1, i);
+ *     in the same round it receives and reduces (s - t - 2, i) from every
+ *     local peer, and sends (s - t - 2, j) to each local peer j.
+ *
+ * The ring partial and the k - 1 local contributions of a block arrive in
+ * one round and are reduced one at a time.  At t = S - 2 the received
+ * block is (s - S, i) = (s, i), now reduced over every rank.  I only ever
+ * write blocks of column i, so the blocks (x, j != i) I send to local
+ * peers are still my own contribution; the block sent on the ring (server
+ * s - t - 1) differs from every block received in that round (server
+ * s - t - 2).  Cost, the spec's RS formula: one intra round plus (S - 1)
+ * rounds of max(inter, intra), one block each (with its reduction).
+ */
+static void pipe_rs(struct kc_builder *b, const struct pipe_ctx *pc, const struct kc_layout *l)
+{
+	u32 s = pc->ring.me, i = pc->local.me, t;
+	u32 right = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + 1));
+	u32 left = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s - 1));
+
+	pipe_intra_rs(b, pc, l, (s64)s - 1);
+	kc_b_round(b);
+	for (t = 0; t + 1 < pc->nsrv; t++) {
+		struct kc_range snd = pipe_block(b, pc, l, (s64)s - t - 1, i);
+		struct kc_range rcv = pipe_block(b, pc, l, (s64)s - t - 2, i);
+
+		kc_b_send(b, right, l->r.buf, snd.off, snd.len);
+		kc_b_recv_reduce(b, left, l->r.buf, rcv.off, rcv.len);
+		pipe_intra_rs(b, pc, l, (s64)s - t - 2);
+		kc_b_round(b);
+	}
+}
+
+/*
+ * AlltoAll (spec 2.8: intra-server mesh with inter-server pairwise).  The
+ * blocks that the ranks of server s send to rank (s + d, i) travel
+ * together over the one inter-server pair (s, i) -> (s + d, i): in intra
+ * job d each local rank (s, j) hands its block for (s + d, i) to (s, i),
+ * which forwards all k of them in inter step d straight into the receive
+ * ranges of (s + d, i).  Round r = 0..S-1 runs inter step r (r >= 1) with
+ * intra job r + 1; the last job, S, exchanges the blocks for my own
+ * server, which go directly to their receive ranges.  Gathered blocks
+ * alternate between two scratch areas of k blocks: job r + 1 fills one
+ * while step r sends the other, filled in round r - 1.  Cost: S rounds of
+ * one block per local peer, rounds 1..S-1 overlapped with k blocks on the
+ * inter-server pair.  AlltoAllv is not supported: the relaying rank would
+ * have to know the lengths of blocks between two other ranks.
+ */
+static void pipe_a2a(struct kc_builder *b, const struct pipe_ctx *pc, const struct kc_a2a *a,
+		     u64 nb)
+{
+	u32 s = pc->ring.me, i = pc->local.me, k = pc->k, r, j;
+	u32 me = kc_grp_rank(&pc->local, i);
+	u64 scr = 0;
+
+	if (k > 1 && pc->nsrv > 1)
+		scr = kc_b_scratch(b, 2 * k * nb);
+	kc_b_copy(b, a->rbuf, a->recv[me].off, a->sbuf, a->send[me].off, nb);
+	for (r = 0; r < pc->nsrv; r++) {
+		u32 u = r + 1, dsrv = kc_grp_mod(&pc->ring, (s64)s + u);
+		u64 fill = scr + (u % 2) * k * nb, out = scr + (r % 2) * k * nb;
+
+		if (r) {
+			u32 to = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + r));
+			u32 ssrv = kc_grp_mod(&pc->ring, (s64)s - r);
+			u32 from = kc_grp_rank(&pc->ring, ssrv);
+
+			for (j = 0; j < k; j++) {
+				if (j == i)
+					kc_b_send(b, to, a->sbuf, a->send[to].off, nb);
+				else
+					kc_b_send(b, to, KC_BUF_SCRATCH, out + j * nb, nb);
+				kc_b_recv(b, from, a->rbuf, a->recv[ssrv * k + j].off, nb);
+			}
+		}
+		for (j = 0; j < k; j++) {
+			u32 peer = kc_grp_rank(&pc->local, j);
+
+			if (j == i)
+				continue;
+			kc_b_send(b, peer, a->sbuf, a->send[dsrv * k + j].off, nb);
+			if (u < pc->nsrv)
+				kc_b_recv(b, peer, KC_BUF_SCRATCH, fill + j * nb, nb);
+			else
+				kc_b_recv(b, peer, a->rbuf, a->recv[peer].off, nb);
+		}
+		kc_b_round(b);
+	}
+}
+
+/* Ring of servers and my server, or -EOPNOTSUPP when servers differ. */
+static int pipe_init(struct kc_builder *b, const struct kc_coll_ctx *c, struct pipe_ctx *pc)
+{
+	const struct kc_topo *t = c->topo;
+	u32 k = t->server_size;
+
+	if (!k)
+		return kc_coll_error(c, -EOPNOTSUPP, "servers of different sizes", "pipeline");
+	pc->k = k;
+	pc->nsrv = t->nservers;
+	pc->ring.size = pc->nsrv;
+	pc->ring.me = c->rank / k;
+	pc->ring.ranks = NULL;
+	pc->ring.base = c->rank % k;
+	pc->ring.stride = k;
+	pc->local.size = k;
+	pc->local.me = c->rank % k;
+	pc->local.ranks = NULL;
+	pc->local.base = c->rank / k * k;
+	pc->local.stride = 1;
+	b->plan->algo[KCOLL_LEVEL0] = KCOLL_ALGO_PIPELINE;
+	b->plan->algo[KCOLL_LEVEL1] = KCOLL_ALGO_PIPELINE;
+	return 0;
+}
+
+#define PIPE_OPS ((1u << KCOLL_OP_ALLREDUCE) | (1u << KCOLL_OP_REDUCESCATTER) | \
+		  (1u << KCOLL_OP_ALLGATHER) | (1u << KCOLL_OP_ALLTOALL))
+
+static int pipe_build(struct kc_builder *b, const struct kc_coll_ctx *c)
+{
+	u32 op = c->op->op, me = c->rank;
+	struct kc_layout l;
+	struct pipe_ctx pc = { 0 };
+	int ret;
+
+	if (c->topo->nranks == 1 && (op == KCOLL_OP_ALLTOALL || op == KCOLL_OP_ALLTOALLV)) {
+		/* A lone rank exchanges nothing; only its own block moves. */
+		kc_b_copy(b, c->a2a.rbuf, c->a2a.recv[me].off, c->a2a.sbuf, c->a2a.send[me].off,
+			  kc_min_u64(c->a2a.send[me].len, c->a2a.recv[me].len));
+		kc_b_round(b);
+		return b->err;
+	}
+	if (!(PIPE_OPS & (1u << op)))
+		return kc_coll_error(c, -EOPNOTSUPP, NULL, "pipeline");
+	ret = pipe_init(b, c, &pc);
+	if (ret)
+		return ret;
+	if (op == KCOLL_OP_ALLTOALL) {
+		pipe_a2a(b, &pc, &c->a2a, c->op->count * c->esize);
+		return b->err;
+	}
+	l = kc_lay_even(&c->work, c->topo->nranks);
+	if (op != KCOLL_OP_ALLGATHER)
+		pipe_rs(b, &pc, &l);
+	if (op != KCOLL_OP_REDUCESCATTER)
+		pipe_ag(b, &pc, &l);
+	return b->err;
+}
 
 const struct kc_algo_ops kc_alg_pipeline = {
 	.name = "pipeline",
 	.hccl = "pipeline",
+	.build = pipe_build,
+	.build_ops = PIPE_OPS,
 };

@@ -27,8 +27,9 @@
  *   Reduce:        fold (n, reduce), the AllReduce's k halving steps, k
  *                  doubling steps that only gather towards the root:
  *                  2k + 1 rounds.
- *   Scatter/Gather: binomial trees from recursive halving of the member
- *                  interval: ceil(log2 p) rounds, (p - 1)/p n at the root.
+ *   Scatter/Gather: binomial trees with halving distances over contiguous
+ *                  member intervals: ceil(log2 p) rounds, (p - 1)/p n at
+ *                  the root and on the critical path.
  *   Barrier:       fold, k x recursive doubling, unfold (empty messages).
  * A power-of-two group skips the fold and unfold rounds.
  */
@@ -230,8 +231,11 @@ static struct kc_range rhd_all_blocks(const struct kc_builder *b, const struct k
  * Distance halving, keeping the scatter order: in step j (distance
  * d = p'/2^(j+1)) member v's interval of block members [a, a + 2d) splits
  * in two; v sends the blocks of the half without it to v ^ d and reduces
- * the blocks of its own half.  Folded members own two blocks, so the
- * exchanges are non-uniform (at most ceil(p/2^(j+1)) blocks).
+ * the blocks of its own half.  Block members v < r own two blocks each
+ * and come first (as HCCL lays out its slices), so the lower half of an
+ * interval holds d + min(d, r) blocks: step 2 moves
+ * sum_j (d + min(d, r)) = p' - 1 + sum_j min(d, r) blocks, k + p' - 1 for
+ * r = 1 up to 2p' - 2 for r >= p'/2, the bounds of spec 2.3.
  */
 static int rhd_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
 {
@@ -355,37 +359,51 @@ struct rhd_hop {
 #define RHD_MAX_DEPTH 32
 
 /*
- * The scatter tree as recursive halving of the member interval: [lo, hi)
- * held by h splits into [lo, mid) and [mid, hi) with the larger half
- * first; h keeps its half and sends the other one to the member at its own
- * offset there (clamped), which holds that half from then on.  Depth is
- * ceil(log2 p), one transfer per interval and depth, the subtrees' blocks
- * contiguous.  Records my transfers in depth order; returns how many.
+ * The binomial scatter tree over the member interval, distances halving:
+ * with L = ceil(log2 p), in round t (mask m = 2^(L-1-t)) every holder of
+ * an interval of c > m members keeps m of them, itself included, and
+ * sends the other c - m, taken from the end of its interval away from
+ * itself so that both parts stay contiguous, to the nearest member among
+ * them, which holds that piece from then on.  The root sends p - 2^(L-1),
+ * then m blocks in every later round, the most of any holder in that
+ * round: (p - 1)/p n on the critical path.  Records my transfers in round
+ * order; returns how many.
  */
 static u32 rhd_tree(u32 p, u32 root, u32 me, struct rhd_hop *hop)
 {
-	u32 lo = 0, hi = p, h = root, n = 0;
+	u32 lo = 0, hi = p, h = root, n = 0, depth = 0, m;
 
-	while (hi - lo > 1 && n < RHD_MAX_DEPTH) {
-		u32 mid = lo + (hi - lo + 1) / 2;
-		bool low = h < mid;
-		u32 o = low ? mid + (u32)kc_min_u64(h - lo, hi - mid - 1) : lo + (h - mid);
+	while (((u64)1 << depth) < p)
+		depth++;
+	for (m = depth ? 1u << (depth - 1) : 0; m; m /= 2) {
+		u32 c = hi - lo, plo, phi, o;
 
-		if (me == h || me == o) {
+		if (c <= m)
+			continue;
+		if (h >= lo + (c - m)) {
+			plo = lo;
+			phi = lo + (c - m);
+			o = phi - 1;
+		} else {
+			plo = hi - (c - m);
+			phi = hi;
+			o = plo;
+		}
+		if ((me == h || me == o) && n < RHD_MAX_DEPTH) {
 			hop[n].peer = me == h ? o : h;
-			hop[n].lo = low ? mid : lo;
-			hop[n].hi = low ? hi : mid;
+			hop[n].lo = plo;
+			hop[n].hi = phi;
 			hop[n].from_me = me == h;
 			n++;
 		}
-		if (me < mid) {
-			if (!low)
-				h = o;
-			hi = mid;
+		if (me >= plo && me < phi) {
+			lo = plo;
+			hi = phi;
+			h = o;
+		} else if (plo == lo) {
+			lo = phi;
 		} else {
-			if (low)
-				h = o;
-			lo = mid;
+			hi = plo;
 		}
 	}
 	return n;

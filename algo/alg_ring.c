@@ -128,13 +128,15 @@ static int ring_scatter(struct kc_builder *b, const struct kc_group *g, u32 root
 	for (k = 0; k + 1 < p; k++) {
 		if (d >= 1 && d <= k + 1) {
 			u32 j = p - 2 - k + d;
-			struct kc_range rg = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)root + j));
+			u32 blk = kc_grp_mod(g, (s64)root + j);
+			struct kc_range rg = kc_lay_block(l, b->esize, blk);
 
 			kc_b_recv(b, ring_left(g, g->me), l->r.buf, rg.off, rg.len);
 		}
 		if (d <= k && d + 1 < p) {
 			u32 j = p - 1 - k + d;
-			struct kc_range rg = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)root + j));
+			u32 blk = kc_grp_mod(g, (s64)root + j);
+			struct kc_range rg = kc_lay_block(l, b->esize, blk);
 
 			kc_b_send(b, ring_right(g, g->me), l->r.buf, rg.off, rg.len);
 		}

@@ -12,8 +12,13 @@
  *   up (reduce):   piece t arrives from the children in round t + D - d - 1
  *                  and leaves for the parent in round t + D - d;
  *   down (bcast):  piece t arrives from the parent in round s + t + d - 1
- *                  and leaves for the children in round s + t + d (s: the
- *                  round the down sweep starts).
+ *                  and leaves for the children in round s + t + d (s = D
+ *                  in AllReduce, where the root sends piece t down right
+ *                  after reducing it, and 0 in Broadcast).
+ *
+ * With np pieces per half that is np + 2D - 1 rounds for AllReduce,
+ * np + D - 1 for Broadcast and Reduce, and 2D for the barrier (tree 1 up
+ * and down with empty messages).
  *
  * A member never sends a piece in the round it is still receiving it, and
  * in AllReduce the down sweep of piece t reaches a member (round
@@ -28,13 +33,15 @@
  * (m -> p - 1 - m) when p is even or shifted (m -> m - 1) when p is odd,
  * so a leaf of one tree is internal in the other.
  *
- * Broadcast and Reduce work in virtual ranks v = (m - root) mod p and need
- * the root on top of both trees.  Tree 1 is the bit tree over v.  Tree 2
- * is the bit tree over u = v - 1 on the other p - 1 members (the shift, so
- * odd v are internal in tree 2 as even v are in tree 1), hung below the
- * root: the root feeds it through one edge, which costs one level of
- * depth but keeps the root's own data out of a tree it would otherwise
- * sit in as an ordinary member (NCCL's tree 2 roots at another member).
+ * Broadcast and Reduce work in virtual ranks v = (m - root) mod p and put
+ * the root on top of both trees, so no extra round feeds a second root.
+ * Tree 1 is the bit tree over v.  Tree 2 is the bit tree over v shifted by
+ * one among the non-root members (v -> v - 1, and v = 1 wraps to p - 1),
+ * with the root kept at position 0: odd v, leaves of tree 1, become
+ * internal in tree 2 and even v become leaves.  For odd p that is exactly
+ * complementary; for even p member v = 1 is a leaf of both (tree 1 has p/2
+ * leaves but only p/2 - 1 internal places besides the root).  Both trees
+ * have depth ceil(log2(p)).
  *
  * RS, AG, Scatter, Gather and AlltoAll are NULL: a tree moves whole
  * vectors towards or away from one root, and NCCL offers Tree for
@@ -44,12 +51,12 @@
 
 #define TREE_MAX_PIECES 1024
 
-/* How a tree sits on the group, in virtual ranks v. */
+/* How a tree sits on the group: the bit-tree position of virtual rank v. */
 enum tree_map {
-	TREE_PLAIN,	/* position v of the bit tree over p positions */
-	TREE_MIRROR,	/* position p - 1 - v */
-	TREE_SHIFT,	/* position (v - 1) mod p */
-	TREE_HUNG,	/* v = 0 on top of the bit tree over p - 1, position v - 1 */
+	TREE_PLAIN,	/* v */
+	TREE_MIRROR,	/* p - 1 - v */
+	TREE_SHIFT,	/* (v - 1) mod p */
+	TREE_ROT,	/* 0 for v = 0, else v - 1 rotated over 1..p-1 (1 -> p - 1) */
 };
 
 /* One member's place in one tree, with the half of the data it carries. */
@@ -126,8 +133,8 @@ static u32 tree_pos_of(u32 p, enum tree_map map, u32 v)
 		return p - 1 - v;
 	case TREE_SHIFT:
 		return v ? v - 1 : p - 1;
-	case TREE_HUNG:
-		return v - 1;
+	case TREE_ROT:
+		return v < 2 ? (v ? p - 1 : 0) : v - 1;
 	default:
 		return v;
 	}
@@ -140,8 +147,8 @@ static u32 tree_v_of(u32 p, enum tree_map map, u32 x)
 		return p - 1 - x;
 	case TREE_SHIFT:
 		return x + 1 == p ? 0 : x + 1;
-	case TREE_HUNG:
-		return x + 1;
+	case TREE_ROT:
+		return x && x + 1 < p ? x + 1 : (x ? 1 : 0);
 	default:
 		return x;
 	}
@@ -156,31 +163,17 @@ static u32 tree_rank(const struct kc_group *g, u32 root, u32 v)
 static void tree_place(struct tree_pos *tp, const struct kc_group *g, u32 root,
 		       enum tree_map map)
 {
-	u32 p = g->size, v = kc_grp_mod(g, (s64)g->me - root);
-	u32 n = map == TREE_HUNG ? p - 1 : p, lift = map == TREE_HUNG ? 1 : 0;
-	u32 x, c[2], i;
+	u32 p = g->size, x = tree_pos_of(p, map, kc_grp_mod(g, (s64)g->me - root));
+	u32 c[2], i;
 
-	tp->has_parent = false;
-	tp->nchild = 0;
-	tp->depth = 0;
-	tp->tdepth = n ? bt_height(n) + lift : 0;
-	if (map == TREE_HUNG && !v) {
-		if (n)
-			tp->child[tp->nchild++] = tree_rank(g, root, tree_v_of(p, map, 0));
-		return;
-	}
-	x = tree_pos_of(p, map, v);
-	if (x) {
-		tp->has_parent = true;
-		tp->parent = tree_rank(g, root, tree_v_of(p, map, bt_parent(n, x)));
-	} else if (lift) {
-		tp->has_parent = true;
-		tp->parent = tree_rank(g, root, 0);
-	}
-	tp->nchild = bt_children(n, x, c);
+	tp->has_parent = x != 0;
+	if (x)
+		tp->parent = tree_rank(g, root, tree_v_of(p, map, bt_parent(p, x)));
+	tp->nchild = bt_children(p, x, c);
 	for (i = 0; i < tp->nchild; i++)
 		tp->child[i] = tree_rank(g, root, tree_v_of(p, map, c[i]));
-	tp->depth = bt_depth(n, x) + lift;
+	tp->depth = bt_depth(p, x);
+	tp->tdepth = bt_height(p);
 }
 
 /* Pieces of a half of count elements: one unless pipelining is asked for. */
@@ -305,7 +298,7 @@ static void tree_rooted(struct tree_pos tp[2], struct kc_builder *b, const struc
 	u32 np = tree_npieces(b, (r->count + 1) / 2);
 
 	tree_place(&tp[0], g, root, TREE_PLAIN);
-	tree_place(&tp[1], g, root, TREE_HUNG);
+	tree_place(&tp[1], g, root, TREE_ROT);
 	tree_set_half(&tp[0], b, r, 0, np);
 	tree_set_half(&tp[1], b, r, 1, np);
 }

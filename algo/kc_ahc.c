@@ -38,9 +38,11 @@
  * CommAHCBaseInfo::InitConcAlgOption).  A missing inner phase refuses the
  * operation with -EOPNOTSUPP.
  *
- * Cost: the ranks array of a segment is only rewritten for the groups
- * whose card changes, and groups of one size (one class) cut alike, so a
- * rank's plan costs O(G + steps + segments * classes).
+ * Cost: groups of one size (a class) cut every region alike, so finding a
+ * segment costs O(classes), and the ranks array is only rewritten for the
+ * classes whose card changes from one segment to the next.  A rank's plan
+ * costs O(G + steps + segments * classes) plus the size of a class per
+ * change of its card; regular shapes (and one-rank groups) have none.
  */
 #include "kc_ahc.h"
 
@@ -501,55 +503,72 @@ static int ahc_allgather(struct kc_ahc *a, u64 unit)
 	return 0;
 }
 
+/* Through a local: the kernel's barrier() macro would expand "->barrier(". */
+static int ahc_run_barrier(struct kc_ahc *a, const struct kc_algo_ops *alg,
+			   const struct kc_group *g)
+{
+	int (*fn)(struct kc_builder *fb, const struct kc_group *fg) = alg->barrier;
+
+	return fn(a->b, g);
+}
+
 static int ahc_barrier(struct kc_ahc *a)
 {
 	struct kc_group firsts = { a->ngroups, a->g, a->ranks, 0, 0 };
 	int ret;
 
 	/* ranks[] still holds every group's first member (ahc_classes) */
-	ret = a->intra->barrier(a->b, &a->grp);
+	ret = ahc_run_barrier(a, a->intra, &a->grp);
 	if (!ret && !a->me)
-		ret = a->inter->barrier(a->b, &firsts);
-	return ret ?: a->intra->barrier(a->b, &a->grp);
+		ret = ahc_run_barrier(a, a->inter, &firsts);
+	return ret ?: ahc_run_barrier(a, a->intra, &a->grp);
 }
 
 /* ------------------------------------------------------- operations */
 
-#define AHC_NEED(a, alg, phase) \
-	((alg)->phase ? 0 : kc_coll_error((a)->c, -EOPNOTSUPP, \
-					  "AHC needs its " #phase " phase", (alg)->name))
+/* -EOPNOTSUPP with a message when an inner algorithm lacks a phase. */
+static int ahc_need(const struct kc_ahc *a, const struct kc_algo_ops *alg, bool have,
+		    const char *what)
+{
+	return have ? 0 : kc_coll_error(a->c, -EOPNOTSUPP, what, alg->name);
+}
 
 /* Refuse an operation whose inner phases are missing. */
 static int ahc_check(const struct kc_ahc *a, u32 op)
 {
 	const struct kc_algo_ops *in = a->intra, *x = a->inter, *l0 = a->l0;
+	bool rs = in->rs, ag = in->ag;
 	int ret;
 
 	switch (op) {
 	case KCOLL_OP_ALLREDUCE:
-		ret = AHC_NEED(a, in, rs) ?: AHC_NEED(a, in, ag) ?: AHC_NEED(a, x, ar);
-		if (!ret && l0)
-			ret = AHC_NEED(a, l0, rs) ?: AHC_NEED(a, l0, ag);
-		return ret;
+		ret = ahc_need(a, in, rs && ag, "AHC needs its rs and ag phases") ?:
+		      ahc_need(a, x, x->ar, "AHC needs its ar phase");
+		return ret ?: (l0 ? ahc_need(a, l0, l0->rs && l0->ag,
+					     "AHC needs its rs and ag phases") : 0);
 	case KCOLL_OP_REDUCESCATTER:
-		ret = AHC_NEED(a, in, rs) ?: AHC_NEED(a, x, reduce);
-		return ret ?: (l0 ? AHC_NEED(a, l0, rs) : 0);
+		ret = ahc_need(a, in, rs, "AHC needs its rs phase") ?:
+		      ahc_need(a, x, x->reduce, "AHC needs its reduce phase");
+		return ret ?: (l0 ? ahc_need(a, l0, l0->rs, "AHC needs its rs phase") : 0);
 	case KCOLL_OP_ALLGATHER:
-		ret = AHC_NEED(a, in, ag) ?: AHC_NEED(a, x, bcast);
-		return ret ?: (l0 ? AHC_NEED(a, l0, ag) : 0);
+		ret = ahc_need(a, in, ag, "AHC needs its ag phase") ?:
+		      ahc_need(a, x, x->bcast, "AHC needs its bcast phase");
+		return ret ?: (l0 ? ahc_need(a, l0, l0->ag, "AHC needs its ag phase") : 0);
 	case KCOLL_OP_BROADCAST:
-		ret = AHC_NEED(a, in, scatter) ?: AHC_NEED(a, in, ag) ?: AHC_NEED(a, x, bcast);
-		if (!ret && l0)
-			ret = AHC_NEED(a, l0, scatter) ?: AHC_NEED(a, l0, ag);
-		return ret;
+		ret = ahc_need(a, in, in->scatter && ag, "AHC needs its scatter and ag phases") ?:
+		      ahc_need(a, x, x->bcast, "AHC needs its bcast phase");
+		return ret ?: (l0 ? ahc_need(a, l0, l0->scatter && l0->ag,
+					     "AHC needs its scatter and ag phases") : 0);
 	case KCOLL_OP_REDUCE:
-		ret = AHC_NEED(a, in, rs) ?: AHC_NEED(a, in, gather) ?: AHC_NEED(a, x, reduce);
-		if (!ret && l0)
-			ret = AHC_NEED(a, l0, rs) ?: AHC_NEED(a, l0, gather);
-		return ret;
+		ret = ahc_need(a, in, rs && in->gather, "AHC needs its rs and gather phases") ?:
+		      ahc_need(a, x, x->reduce, "AHC needs its reduce phase");
+		return ret ?: (l0 ? ahc_need(a, l0, l0->rs && l0->gather,
+					     "AHC needs its rs and gather phases") : 0);
 	case KCOLL_OP_BARRIER:
-		ret = AHC_NEED(a, in, barrier) ?: AHC_NEED(a, x, barrier);
-		return ret ?: (l0 ? AHC_NEED(a, l0, barrier) : 0);
+		ret = ahc_need(a, in, in->barrier, "AHC needs its barrier phase") ?:
+		      ahc_need(a, x, x->barrier, "AHC needs its barrier phase");
+		return ret ?: (l0 ? ahc_need(a, l0, l0->barrier,
+					     "AHC needs its barrier phase") : 0);
 	}
 	return kc_coll_error(a->c, -EOPNOTSUPP, NULL, kc_algo_name(a->s->algo));
 }
@@ -654,7 +673,7 @@ static int ahc_op_barrier(struct kc_ahc *a)
 	int ret = 0;
 
 	if (a->l0)
-		ret = a->l0->barrier(a->b, &a->l0g);
+		ret = ahc_run_barrier(a, a->l0, &a->l0g);
 	return ret ?: ahc_barrier(a);
 }
 
@@ -686,6 +705,13 @@ int kc_ahc_build(struct kc_builder *b, const struct kc_coll_ctx *c, const struct
 	u32 op = c->op->op;
 	int ret;
 
+	/*
+	 * One rank has no groups and no level: its plan is the driver's
+	 * level-less composition (only AlltoAll has a step, its local copy),
+	 * whatever the algorithm.
+	 */
+	if (c->topo->nranks == 1)
+		return kc_hier_build(b, c);
 	ret = ahc_init(&a, b, c, s);
 	if (!ret)
 		ret = ahc_check(&a, op);

@@ -36,12 +36,6 @@ static bool kc_op_per_rank(u32 op)
 	       op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER || op == KCOLL_OP_ALLTOALL;
 }
 
-static int kc_err(char *err, u32 errlen, int ret)
-{
-	(void)err;
-	(void)errlen;
-	return ret;
-}
 
 int kc_op_validate(const struct kc_op_desc *op, u32 nranks, char *err, u32 errlen)
 {
@@ -113,7 +107,7 @@ int kc_op_validate(const struct kc_op_desc *op, u32 nranks, char *err, u32 errle
 				    (unsigned long long)op->count, kc_dtype_name(op->dtype));
 		return -EOVERFLOW;
 	}
-	return kc_err(err, errlen, 0);
+	return 0;
 }
 
 int kc_op_buf_bytes(const struct kc_op_desc *op, u32 nranks, u32 rank,
@@ -187,7 +181,7 @@ static const struct kc_algo_ops *kc_special_builder(const struct kc_algo_cfg *cf
 	static const u32 order[] = { KCOLL_LEVEL1, KCOLL_LEVEL2, KCOLL_LEVEL0 };
 	u32 i;
 
-	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
 		const struct kc_algo_ops *a = kc_algo_get(cfg->algo[order[i]]);
 
 		if (a && a->build)
@@ -352,7 +346,8 @@ int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op
 		return ret;
 	if (rank >= t->nranks) {
 		if (err)
-			kc_snprintf(err, errlen, "rank %u out of range for %u ranks", rank, t->nranks);
+			kc_snprintf(err, errlen, "rank %u out of range for %u ranks", rank,
+				    t->nranks);
 		return -EINVAL;
 	}
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {

@@ -272,13 +272,14 @@ int kc_exec_init(struct kc_exec *ex, const struct kc_plan *plan, void *const buf
 	m += (size_t)np * sizeof(*ex->pe);
 	ex->st = (struct kc_exec_step *)m;
 	m += (size_t)plan->nsteps * sizeof(*ex->st);
-	for (i = 0; i < np; i++) {
-		ex->pe[i].fl = (struct kc_inflight *)m;
-		m += (size_t)w * sizeof(struct kc_inflight);
-	}
+	/* Pointer-holding slots first: the 4-byte ones after them may end unaligned. */
 	for (i = 0; i < np; i++) {
 		ex->pe[i].held = (struct kc_held *)m;
 		m += (size_t)w * sizeof(struct kc_held);
+	}
+	for (i = 0; i < np; i++) {
+		ex->pe[i].fl = (struct kc_inflight *)m;
+		m += (size_t)w * sizeof(struct kc_inflight);
 	}
 	ex->by_rank = (u32 *)m;
 	last_send = ex->by_rank + np;

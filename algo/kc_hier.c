@@ -279,9 +279,12 @@ static int kc_hier_barrier(struct kc_builder *b, const struct kc_coll_ctx *c,
 	int ret;
 
 	for (l = 0; l < h->n; l++) {
+		/* through a local: the kernel's barrier() macro would expand "->barrier(" */
+		int (*fn)(struct kc_builder *fb, const struct kc_group *fg) = h->alg[l]->barrier;
+
 		ret = KC_NEED(c, h->alg[l], barrier);
 		if (!ret)
-			ret = h->alg[l]->barrier(b, &h->lv[l].g);
+			ret = fn(b, &h->lv[l].g);
 		if (ret)
 			return ret;
 	}

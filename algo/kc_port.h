@@ -86,6 +86,9 @@ static inline void kc_free(void *p)
 static inline void kc_fpu_begin(void) { }
 static inline void kc_fpu_end(void) { }
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 #define check_mul_overflow(a, b, d) __builtin_mul_overflow(a, b, d)
 #define check_add_overflow(a, b, d) __builtin_add_overflow(a, b, d)
 

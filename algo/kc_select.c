@@ -41,7 +41,7 @@ u32 kc_select_level(const struct kc_coll_ctx *c, u32 cfg_level, u32 group_size)
 				     KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_MESH };
 	bool use_small = cfg_level == KCOLL_LEVEL0 && group_size <= 8;
 	const u32 *order = use_small ? small : large;
-	u32 n = use_small ? sizeof(small) / sizeof(small[0]) : sizeof(large) / sizeof(large[0]);
+	u32 n = use_small ? ARRAY_SIZE(small) : ARRAY_SIZE(large);
 	u32 i;
 
 	for (i = 0; i < n; i++)

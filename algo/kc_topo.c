@@ -19,7 +19,7 @@ static bool kc_has_duplicate(u32 *a, u32 n)
 	static const u32 gaps[] = { 701, 301, 132, 57, 23, 10, 4, 1 };
 	u32 gi, i, j;
 
-	for (gi = 0; gi < sizeof(gaps) / sizeof(gaps[0]); gi++) {
+	for (gi = 0; gi < ARRAY_SIZE(gaps); gi++) {
 		u32 gap = gaps[gi];
 
 		for (i = gap; i < n; i++) {

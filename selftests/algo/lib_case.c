@@ -151,19 +151,11 @@ static void tc_acc(u32 dt, u32 redop, bool first, double *a, u64 *ia, double x, 
 	}
 }
 
-/* Reduction over all ranks of input element i, written as dtype at p. */
-static void tc_expect_reduced(void *p, const struct kc_op_desc *op, u32 nranks, u64 i)
+/* Write the exact reduction (a, ia) as dtype at p, dividing once for AVG. */
+static void tc_finish(void *p, const struct kc_op_desc *op, u32 nranks, double a, u64 ia)
 {
-	u32 dt = op->dtype, es = kc_dtype_size(dt), r;
-	unsigned char tmp[8];
-	double a = 0, x;
-	u64 ia = 0, ix;
+	u32 dt = op->dtype;
 
-	for (r = 0; r < nranks; r++) {
-		tc_input(tmp, op, r, i);
-		tc_load(tmp, dt, &x, &ix);
-		tc_acc(dt, op->redop, r == 0, &a, &ia, x, ix);
-	}
 	tc_store(p, dt, a, ia);
 	if (op->redop != KCOLL_AVG)
 		return;
@@ -183,7 +175,35 @@ static void tc_expect_reduced(void *p, const struct kc_op_desc *op, u32 nranks, 
 		tc_store(p, dt, 0, ia);
 		break;
 	}
-	(void)es;
+}
+
+/*
+ * Reductions over all ranks of input elements [0, n), as dtype, computed
+ * once per case (each rank's check then compares against it).
+ */
+static unsigned char *tc_expect_all(const struct kc_op_desc *op, u32 nranks, u64 n)
+{
+	u32 es = kc_dtype_size(op->dtype), r;
+	unsigned char *out = malloc(n * es + 1), tmp[8];
+	double *a = malloc(n * sizeof(double) + 1);
+	u64 *ia = malloc(n * sizeof(u64) + 1), i;
+
+	if (!out || !a || !ia)
+		abort();
+	for (r = 0; r < nranks; r++)
+		for (i = 0; i < n; i++) {
+			double x;
+			u64 ix;
+
+			tc_input(tmp, op, r, i);
+			tc_load(tmp, op->dtype, &x, &ix);
+			tc_acc(op->dtype, op->redop, r == 0, &a[i], &ia[i], x, ix);
+		}
+	for (i = 0; i < n; i++)
+		tc_finish(out + i * es, op, nranks, a[i], ia[i]);
+	free(a);
+	free(ia);
+	return out;
 }
 
 /* ------------------------------------------------------------ buffers */
@@ -246,6 +266,7 @@ struct tc_ctx {
 	struct tc_rankbufs *rb;
 	struct kc_op_desc *ops;		/* per-rank op (AlltoAllv arrays differ) */
 	u64 *a2av;			/* [p][4][p] */
+	unsigned char *expect;		/* reduced results, reducing ops only */
 	struct tw_job *jobs;
 };
 
@@ -406,6 +427,7 @@ static void tc_in(const struct tc_ctx *x, u32 r, u64 i, unsigned char *dst)
 
 static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 {
+	const unsigned char *ex = x->expect;
 	const struct kc_op_desc *op = &x->ops[r];
 	const struct tc_rankbufs *b = &x->rb[r];
 	u32 es = kc_dtype_size(op->dtype), p = x->p, j;
@@ -415,24 +437,18 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 
 	switch (op->op) {
 	case KCOLL_OP_ALLREDUCE:
-		for (i = 0; i < n; i++) {
-			tc_expect_reduced(want, op, p, i);
-			tc_cmp(o, out + i * es, want, es, r, i);
-		}
+		for (i = 0; i < n; i++)
+			tc_cmp(o, out + i * es, ex + i * es, es, r, i);
 		break;
 	case KCOLL_OP_REDUCE:
 		if (r != op->root)
 			break;
-		for (i = 0; i < n; i++) {
-			tc_expect_reduced(want, op, p, i);
-			tc_cmp(o, out + i * es, want, es, r, i);
-		}
+		for (i = 0; i < n; i++)
+			tc_cmp(o, out + i * es, ex + i * es, es, r, i);
 		break;
 	case KCOLL_OP_REDUCESCATTER:
-		for (i = 0; i < n; i++) {
-			tc_expect_reduced(want, op, p, (u64)r * n + i);
-			tc_cmp(o, out + i * es, want, es, r, i);
-		}
+		for (i = 0; i < n; i++)
+			tc_cmp(o, out + i * es, ex + ((u64)r * n + i) * es, es, r, i);
 		break;
 	case KCOLL_OP_ALLGATHER:
 		for (j = 0; j < p; j++)
@@ -549,6 +565,9 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 	}
 	if (c->kill_after)
 		goto out;	/* fault tests judge statuses only */
+	if (kc_op_reduces(c->op.op))
+		x.expect = tc_expect_all(&c->op, p, c->op.op == KCOLL_OP_REDUCESCATTER ?
+					 c->op.count * p : c->op.count);
 	for (r = 0; r < p; r++) {
 		const struct tc_rankbufs *b = &x.rb[r];
 		unsigned char *base;
@@ -574,6 +593,7 @@ out:
 		kc_plan_free(x.plans[r]);
 	}
 	free(x.a2av);
+	free(x.expect);
 	free(x.plans);
 	free(x.rb);
 	free(x.ops);

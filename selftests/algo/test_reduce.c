@@ -23,7 +23,6 @@
 #include "kc_reduce.h"
 #include "kc_reduce_fpu.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_FAIL_PRINT	10
 #define __printf(a, b)	__attribute__((format(printf, a, b)))
 
