@@ -31,6 +31,8 @@
  *   AllGather      the mirror: for each h, per segment of h's region an
  *                  inter Broadcast from group h, whose members hold their
  *                  own blocks; then for each h an intra AG of it.
+ *                  With one member per group both are a single inter RS
+ *                  (AG) among all the cards (see ahc_singletons()).
  *   Barrier        intra, inter among the first member of each group,
  *                  intra.
  *
@@ -451,14 +453,41 @@ static struct kc_region ahc_group_region(const struct kc_ahc *a, u32 h, u64 unit
 	return r;
 }
 
+/*
+ * With one member per group there is no intra stage, every segment of
+ * every group region has the same cards (all the groups, stride apart),
+ * and the regions are one block each, back to back: the G rooted phases
+ * are one RS (AG) among the cards over the whole region.
+ */
+static bool ahc_singletons(const struct kc_ahc *a, struct kc_group *cards, struct kc_layout *l,
+			   u64 unit)
+{
+	struct kc_region w = a->c->work;
+
+	if (a->mmax != 1)
+		return false;
+	cards->size = a->ngroups;
+	cards->me = a->g;
+	cards->ranks = NULL;
+	cards->base = a->local;
+	cards->stride = a->stride;
+	w.count = unit * a->ngroups;
+	*l = kc_lay_even(&w, a->ngroups);
+	return true;
+}
+
 static int ahc_reducescatter(struct kc_ahc *a, u64 unit)
 {
+	struct kc_group cards;
 	struct kc_ahc_cut cut;
+	struct kc_layout l;
 	u32 h;
 	int ret;
 
 	if (!unit)
 		return 0;
+	if (ahc_singletons(a, &cards, &l, unit))
+		return a->inter->rs(a->b, &cards, &l);
 	for (h = 0; h < a->ngroups; h++) {
 		struct kc_region r = ahc_group_region(a, h, unit);
 
@@ -479,12 +508,16 @@ static int ahc_reducescatter(struct kc_ahc *a, u64 unit)
 
 static int ahc_allgather(struct kc_ahc *a, u64 unit)
 {
+	struct kc_group cards;
 	struct kc_ahc_cut cut;
+	struct kc_layout l;
 	u32 h;
 	int ret;
 
 	if (!unit)
 		return 0;
+	if (ahc_singletons(a, &cards, &l, unit))
+		return a->inter->ag(a->b, &cards, &l);
 	for (h = 0; h < a->ngroups; h++) {
 		struct kc_region r = ahc_group_region(a, h, unit);
 
@@ -548,11 +581,11 @@ static int ahc_check(const struct kc_ahc *a, u32 op)
 					     "AHC needs its rs and ag phases") : 0);
 	case KCOLL_OP_REDUCESCATTER:
 		ret = ahc_need(a, in, rs, "AHC needs its rs phase") ?:
-		      ahc_need(a, x, x->reduce, "AHC needs its reduce phase");
+		      ahc_need(a, x, x->reduce && x->rs, "AHC needs its reduce and rs phases");
 		return ret ?: (l0 ? ahc_need(a, l0, l0->rs, "AHC needs its rs phase") : 0);
 	case KCOLL_OP_ALLGATHER:
 		ret = ahc_need(a, in, ag, "AHC needs its ag phase") ?:
-		      ahc_need(a, x, x->bcast, "AHC needs its bcast phase");
+		      ahc_need(a, x, x->bcast && x->ag, "AHC needs its bcast and ag phases");
 		return ret ?: (l0 ? ahc_need(a, l0, l0->ag, "AHC needs its ag phase") : 0);
 	case KCOLL_OP_BROADCAST:
 		ret = ahc_need(a, in, in->scatter && ag, "AHC needs its scatter and ag phases") ?:
