@@ -42,7 +42,7 @@ static int broke_cut(const struct kc_ahc *a, u32 m, const struct kc_region *r,
 	if (owner_size)
 		cut->unit = r->count / owner_size;
 	else
-		cut->unit = (r->count + a->mmin - 1) / a->mmin;
+		cut->unit = r->count / a->mmin + (r->count % a->mmin ? 1 : 0);
 	return 0;
 }
 

@@ -208,6 +208,12 @@ static u32 ahc_slice_of(u64 count, u32 n, u64 e)
 	return (u32)(r + (e - r * (q + 1)) / q);
 }
 
+/* Elements of the unit-mode block starting at lo (without wrapping). */
+static u64 ahc_unit_end(const struct kc_ahc_cut *cut, u64 lo)
+{
+	return cut->r.count - lo > cut->unit ? lo + cut->unit : cut->r.count;
+}
+
 /* The non-empty block holding element e (< count): its member and end. */
 static void ahc_cut_owner(const struct kc_ahc_cut *cut, u64 e, u32 *member, u64 *end)
 {
@@ -217,7 +223,7 @@ static void ahc_cut_owner(const struct kc_ahc_cut *cut, u64 e, u32 *member, u64 
 		u64 u = e / cut->unit;
 
 		*member = (u32)(u % cut->m);
-		*end = kc_min_u64((u + 1) * cut->unit, n);
+		*end = ahc_unit_end(cut, u * cut->unit);
 	} else {
 		u32 blk = ahc_slice_of(n, cut->nslices, e) / cut->spb;
 
@@ -237,10 +243,10 @@ static bool ahc_cut_block(const struct kc_ahc_cut *cut, u32 member, u64 w, u64 *
 		return !w;
 	}
 	u = w * cut->m + member;
-	if (u >= (n + cut->unit - 1) / cut->unit)
+	if (u >= n / cut->unit + (n % cut->unit ? 1 : 0))
 		return false;
 	*lo = u * cut->unit;
-	*hi = kc_min_u64(*lo + cut->unit, n);
+	*hi = ahc_unit_end(cut, *lo);
 	return true;
 }
 
