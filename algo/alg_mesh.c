@@ -80,9 +80,12 @@ static int mesh_ar(struct kc_builder *b, const struct kc_group *g, const struct 
 	return mesh_ag(b, g, &l);
 }
 
-/* One round: the root sends block j straight to member j. */
-static int mesh_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
-			const struct kc_layout *l)
+/*
+ * One round: the root sends block j straight to member j (Scatter), or
+ * every member sends its block straight to the root (Gather).
+ */
+static int mesh_rooted(struct kc_builder *b, const struct kc_group *g, u32 root,
+		       const struct kc_layout *l, bool scatter)
 {
 	u32 j;
 
@@ -91,41 +94,29 @@ static int mesh_scatter(struct kc_builder *b, const struct kc_group *g, u32 root
 	if (g->me == root) {
 		for (j = 1; j < g->size; j++) {
 			u32 i = mesh_peer_idx(g, j);
-			struct kc_range s = kc_lay_block(l, b->esize, i);
+			struct kc_range rg = kc_lay_block(l, b->esize, i);
 
-			kc_b_send(b, kc_grp_rank(g, i), l->r.buf, s.off, s.len);
+			kc_b_xfer(b, scatter, kc_grp_rank(g, i), l->r.buf, rg.off, rg.len);
 		}
 	} else {
-		struct kc_range r = kc_lay_block(l, b->esize, g->me);
+		struct kc_range rg = kc_lay_block(l, b->esize, g->me);
 
-		kc_b_recv(b, kc_grp_rank(g, root), l->r.buf, r.off, r.len);
+		kc_b_xfer(b, !scatter, kc_grp_rank(g, root), l->r.buf, rg.off, rg.len);
 	}
 	kc_b_round(b);
 	return 0;
 }
 
-/* One round: every member sends its block straight to the root. */
+static int mesh_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
+			const struct kc_layout *l)
+{
+	return mesh_rooted(b, g, root, l, true);
+}
+
 static int mesh_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
 		       const struct kc_layout *l)
 {
-	u32 j;
-
-	if (mesh_bad_layout(g, l) || root >= g->size)
-		return kc_b_fail(b, -EINVAL);
-	if (g->me == root) {
-		for (j = 1; j < g->size; j++) {
-			u32 i = mesh_peer_idx(g, j);
-			struct kc_range r = kc_lay_block(l, b->esize, i);
-
-			kc_b_recv(b, kc_grp_rank(g, i), l->r.buf, r.off, r.len);
-		}
-	} else {
-		struct kc_range s = kc_lay_block(l, b->esize, g->me);
-
-		kc_b_send(b, kc_grp_rank(g, root), l->r.buf, s.off, s.len);
-	}
-	kc_b_round(b);
-	return 0;
+	return mesh_rooted(b, g, root, l, false);
 }
 
 /*
@@ -203,5 +194,5 @@ const struct kc_algo_ops kc_alg_mesh = {
 	.scatter = mesh_scatter,
 	.gather = mesh_gather,
 	.a2a = mesh_a2a,
-	.barrier = mesh_barrier,
+	.barrier_op = mesh_barrier,
 };

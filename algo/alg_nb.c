@@ -9,12 +9,10 @@
  * block (me + d) mod p of the layout, "block d of the root" is block
  * (root + d) mod p.
  *
- * AlltoAll(v) is not provided: Bruck's AlltoAll stores blocks at
- * intermediate members and forwards them, and an intermediate must know
- * the length of what it relays to post the receive.  In AlltoAllv a member
- * knows only its own send and receive counts, and the a2a phase cannot
- * tell AlltoAll from AlltoAllv, so a Bruck plan cannot be built correctly
- * for both.
+ * AlltoAll is Bruck's: S steps of about p / 2 blocks each, relayed
+ * through intermediate members.  AlltoAllv is refused: an intermediate
+ * must know the length of what it relays to post the receive, and in
+ * AlltoAllv a member knows only its own send and receive counts.
  */
 #include "kc_algo.h"
 
@@ -156,71 +154,101 @@ static int nb_ar(struct kc_builder *b, const struct kc_group *g, const struct kc
  * member, which forwards them at the later steps.  Members with
  * 2^s <= d < 2^(s+1) receive them.  A member never sends and receives in
  * the same step.
+ *
+ * Gather is the same tree run backwards, steps S - 1 down to 0, every
+ * transfer reversed: a member with 2^s <= d < 2^(s+1) has collected its
+ * subtree in the later steps and sends it to me - 2^s.
  */
-static int nb_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
-		      const struct kc_layout *l)
+static int nb_tree(struct kc_builder *b, const struct kc_group *g, u32 root,
+		   const struct kc_layout *l, bool scatter)
 {
-	u32 p = g->size, ns = nb_nsteps(p), s;
+	u32 p = g->size, ns = nb_nsteps(p), i;
 	u64 d = kc_grp_mod(g, (s64)g->me - root);
 
 	if (!nb_layout_ok(b, g, l))
 		return b->err;
-	for (s = 0; s < ns; s++) {
-		u64 dist = (u64)1 << s, k;
+	for (i = 0; i < ns; i++) {
+		u32 s = scatter ? i : ns - 1 - i;
+		u64 dist = (u64)1 << s, k, first;
+		bool send;
+		u32 peer;
 
 		if (d < dist && d + dist < p) {
-			u32 to = nb_peer(g, (s64)dist);
-
-			for (k = d + dist; k < p; k += dist << 1) {
-				struct kc_range rg = nb_block(b, g, l, root, k);
-
-				kc_b_send(b, to, l->r.buf, rg.off, rg.len);
-			}
+			peer = nb_peer(g, (s64)dist);
+			first = d + dist;
+			send = scatter;
 		} else if (d >= dist && d < dist << 1) {
-			u32 from = nb_peer(g, -(s64)dist);
+			peer = nb_peer(g, -(s64)dist);
+			first = d;
+			send = !scatter;
+		} else {
+			kc_b_round(b);
+			continue;
+		}
+		for (k = first; k < p; k += dist << 1) {
+			struct kc_range rg = nb_block(b, g, l, root, k);
 
-			for (k = d; k < p; k += dist << 1) {
-				struct kc_range rg = nb_block(b, g, l, root, k);
-
-				kc_b_recv(b, from, l->r.buf, rg.off, rg.len);
-			}
+			kc_b_xfer(b, send, peer, l->r.buf, rg.off, rg.len);
 		}
 		kc_b_round(b);
 	}
 	return 0;
 }
 
-/*
- * Gather: the scatter tree run backwards, steps S - 1 down to 0.  A member
- * with 2^s <= d < 2^(s+1) has collected its subtree in the later steps and
- * sends it, blocks d + i * 2^(s+1) < p of the root, to me - 2^s.
- */
+static int nb_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
+		      const struct kc_layout *l)
+{
+	return nb_tree(b, g, root, l, true);
+}
+
 static int nb_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
 		     const struct kc_layout *l)
 {
-	u32 p = g->size, s = nb_nsteps(p);
-	u64 d = kc_grp_mod(g, (s64)g->me - root);
+	return nb_tree(b, g, root, l, false);
+}
 
-	if (!nb_layout_ok(b, g, l))
-		return b->err;
-	while (s-- > 0) {
-		u64 dist = (u64)1 << s, k;
+/*
+ * Bruck AlltoAll.  Relative index j (1..p-1) of member r names the block
+ * that started at r - (j & (2^s - 1)) for member that + j: at step s
+ * every block with bit s of j set moves to r + 2^s and keeps its index,
+ * so after S steps index j holds the block from r - j to r.  A block sits
+ * in the send buffer until its lowest set bit moves it, lands in the
+ * receive buffer at its highest, and in between alternates between two
+ * scratch copies of the index space (by the parity of the bits done) so
+ * that what a step sends is never what it receives.  No local copies.
+ */
+static int nb_a2a(struct kc_builder *b, const struct kc_group *g, const struct kc_a2a *a)
+{
+	u32 p = g->size, ns = nb_nsteps(p), me = g->me, s, j;
+	u64 blk = a->send[me].len, home[2];
 
-		if (d >= dist && d < dist << 1) {
-			u32 to = nb_peer(g, -(s64)dist);
+	if (!a->uniform || me >= p)
+		return kc_b_fail(b, -EINVAL);
+	home[0] = kc_b_scratch(b, blk * p);
+	home[1] = kc_b_scratch(b, blk * p);
+	for (s = 0; s < ns; s++) {
+		u32 to = nb_peer(g, (s64)1 << s), from = nb_peer(g, -((s64)1 << s));
+		u32 below = (1u << s) - 1;
 
-			for (k = d; k < p; k += dist << 1) {
-				struct kc_range rg = nb_block(b, g, l, root, k);
+		for (j = 1u << s; j < p; j = (j + 1) | (1u << s)) {
+			u32 done = j & below;
+			bool last = !(j >> (s + 1));
 
-				kc_b_send(b, to, l->r.buf, rg.off, rg.len);
+			if (!done) {
+				const struct kc_range *src = &a->send[kc_grp_mod(g, (s64)me + j)];
+
+				kc_b_send(b, to, a->sbuf, src->off, src->len);
+			} else {
+				kc_b_send(b, to, KC_BUF_SCRATCH,
+					  home[kc_hweight32(done) & 1] + (u64)j * blk, blk);
 			}
-		} else if (d < dist && d + dist < p) {
-			u32 from = nb_peer(g, (s64)dist);
+			if (last) {
+				const struct kc_range *dst = &a->recv[kc_grp_mod(g, (s64)me - j)];
 
-			for (k = d + dist; k < p; k += dist << 1) {
-				struct kc_range rg = nb_block(b, g, l, root, k);
-
-				kc_b_recv(b, from, l->r.buf, rg.off, rg.len);
+				kc_b_recv(b, from, a->rbuf, dst->off, dst->len);
+			} else {
+				kc_b_recv(b, from, KC_BUF_SCRATCH,
+					  home[(kc_hweight32(done) + 1) & 1] + (u64)j * blk, blk);
 			}
 		}
 		kc_b_round(b);
@@ -297,5 +325,7 @@ const struct kc_algo_ops kc_alg_nb = {
 	.reduce = nb_reduce,
 	.scatter = nb_scatter,
 	.gather = nb_gather,
-	.barrier = nb_barrier,
+	.barrier_op = nb_barrier,
+	.a2a = nb_a2a,
+	.a2a_uniform_only = true,
 };

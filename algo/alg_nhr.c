@@ -250,47 +250,30 @@ static u32 nhr_subtree(u32 p, u32 e, u64 h)
 	return (u32)(((u64)p - 1 - e) / (2 * h) + 1);
 }
 
-static int nhr_do_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
-			  const struct nhr_map *m)
+/*
+ * Scatter at step s (increasing): a member with e < 2^s sends the subtree
+ * of member e + 2^s to it.  Gather runs the steps in reverse order, every
+ * transfer reversed.
+ */
+static int nhr_tree(struct kc_builder *b, const struct kc_group *g, u32 root,
+		    const struct nhr_map *m, bool scatter)
 {
-	u32 p = g->size, me = g->me, e = kc_grp_mod(g, (s64)root - me), nsteps = nhr_steps(p), s;
+	u32 p = g->size, me = g->me, e = kc_grp_mod(g, (s64)root - me), nsteps = nhr_steps(p), i;
 
-	for (s = 0; s < nsteps; s++) {
+	for (i = 0; i < nsteps; i++) {
+		u32 s = scatter ? i : nsteps - 1 - i;
 		u64 h = (u64)1 << s;
 
 		if (e < h && e + h < p) {
-			u32 to = kc_grp_mod(g, (s64)me - h);
-			struct nhr_list tx = { to, s + 1, nhr_subtree(p, e + h, h) };
+			u32 low = kc_grp_mod(g, (s64)me - h);
+			struct nhr_list ls = { low, s + 1, nhr_subtree(p, e + h, h) };
 
-			nhr_xfer(b, m, &tx, NHR_SEND, kc_grp_rank(g, to));
+			nhr_xfer(b, m, &ls, scatter ? NHR_SEND : NHR_RECV, kc_grp_rank(g, low));
 		} else if (e >= h && e < 2 * h) {
-			struct nhr_list rx = { me, s + 1, nhr_subtree(p, e, h) };
+			struct nhr_list ls = { me, s + 1, nhr_subtree(p, e, h) };
 
-			nhr_xfer(b, m, &rx, NHR_RECV, nhr_member(g, (s64)me + h));
-		}
-		kc_b_round(b);
-	}
-	return 0;
-}
-
-/* Gather: the scatter steps in reverse order, every transfer reversed. */
-static int nhr_do_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
-			 const struct nhr_map *m)
-{
-	u32 p = g->size, me = g->me, e = kc_grp_mod(g, (s64)root - me), nsteps = nhr_steps(p), s;
-
-	for (s = nsteps; s-- > 0;) {
-		u64 h = (u64)1 << s;
-
-		if (e < h && e + h < p) {
-			u32 from = kc_grp_mod(g, (s64)me - h);
-			struct nhr_list rx = { from, s + 1, nhr_subtree(p, e + h, h) };
-
-			nhr_xfer(b, m, &rx, NHR_RECV, kc_grp_rank(g, from));
-		} else if (e >= h && e < 2 * h) {
-			struct nhr_list tx = { me, s + 1, nhr_subtree(p, e, h) };
-
-			nhr_xfer(b, m, &tx, NHR_SEND, nhr_member(g, (s64)me + h));
+			nhr_xfer(b, m, &ls, scatter ? NHR_RECV : NHR_SEND,
+				 nhr_member(g, (s64)me + h));
 		}
 		kc_b_round(b);
 	}
@@ -326,7 +309,7 @@ static int nhr_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
 
 	if (root >= g->size)
 		return kc_b_fail(b, -EINVAL);
-	return nhr_check_layout(b, g, l) ?: nhr_do_scatter(b, g, root, &m);
+	return nhr_check_layout(b, g, l) ?: nhr_tree(b, g, root, &m, true);
 }
 
 static int nhr_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
@@ -336,7 +319,7 @@ static int nhr_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
 
 	if (root >= g->size)
 		return kc_b_fail(b, -EINVAL);
-	return nhr_check_layout(b, g, l) ?: nhr_do_gather(b, g, root, &m);
+	return nhr_check_layout(b, g, l) ?: nhr_tree(b, g, root, &m, false);
 }
 
 /* RS + AG over the remapped slices of r. */
@@ -357,7 +340,7 @@ static int nhr_bcast(struct kc_builder *b, const struct kc_group *g, u32 root,
 
 	if (root >= g->size)
 		return kc_b_fail(b, -EINVAL);
-	return nhr_do_scatter(b, g, root, &m) ?: nhr_do_ag(b, g, &m);
+	return nhr_tree(b, g, root, &m, true) ?: nhr_do_ag(b, g, &m);
 }
 
 /* RS + Gather to the root over the remapped slices of r. */
@@ -369,7 +352,7 @@ static int nhr_reduce(struct kc_builder *b, const struct kc_group *g, u32 root,
 
 	if (root >= g->size)
 		return kc_b_fail(b, -EINVAL);
-	return nhr_do_rs(b, g, &m) ?: nhr_do_gather(b, g, root, &m);
+	return nhr_do_rs(b, g, &m) ?: nhr_tree(b, g, root, &m, false);
 }
 
 /*
@@ -401,5 +384,5 @@ const struct kc_algo_ops kc_alg_nhr = {
 	.reduce = nhr_reduce,
 	.scatter = nhr_scatter,
 	.gather = nhr_gather,
-	.barrier = nhr_barrier,
+	.barrier_op = nhr_barrier,
 };

@@ -30,11 +30,14 @@ static bool pw_bad_layout(const struct kc_group *g, const struct kc_layout *l)
 }
 
 /*
- * Step k: block me + k to its owner, and member me - k's copy of block me
- * reduced into mine.  The block sent is never the one reduced into (k is
- * not a multiple of p), so both transfers may share the round.
+ * ReduceScatter step k: block me + k to its owner, and member me - k's
+ * copy of block me reduced into mine.  The block sent is never the one
+ * reduced into (k is not a multiple of p), so both transfers may share the
+ * round.  AllGather step k: my block to member me + k, block me - k from
+ * its owner.
  */
-static int pw_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+static int pw_pass(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l,
+		   bool reduce)
 {
 	struct kc_range mine;
 	u32 k;
@@ -43,34 +46,25 @@ static int pw_rs(struct kc_builder *b, const struct kc_group *g, const struct kc
 		return kc_b_fail(b, -EINVAL);
 	mine = kc_lay_block(l, b->esize, g->me);
 	for (k = 1; k < g->size; k++) {
-		u32 to = pw_to(g, k);
-		struct kc_range s = kc_lay_block(l, b->esize, to);
+		u32 to = pw_to(g, k), from = pw_from(g, k);
+		struct kc_range s = reduce ? kc_lay_block(l, b->esize, to) : mine;
+		struct kc_range r = reduce ? mine : kc_lay_block(l, b->esize, from);
 
 		kc_b_send(b, kc_grp_rank(g, to), l->r.buf, s.off, s.len);
-		kc_b_recv_reduce(b, kc_grp_rank(g, pw_from(g, k)), l->r.buf, mine.off, mine.len);
+		kc_b_recv_into(b, reduce, kc_grp_rank(g, from), l->r.buf, r.off, r.len);
 		kc_b_round(b);
 	}
 	return 0;
 }
 
-/* Step k: my block to member me + k, block me - k from its owner. */
+static int pw_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	return pw_pass(b, g, l, true);
+}
+
 static int pw_ag(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
 {
-	struct kc_range mine;
-	u32 k;
-
-	if (pw_bad_layout(g, l))
-		return kc_b_fail(b, -EINVAL);
-	mine = kc_lay_block(l, b->esize, g->me);
-	for (k = 1; k < g->size; k++) {
-		u32 from = pw_from(g, k);
-		struct kc_range r = kc_lay_block(l, b->esize, from);
-
-		kc_b_send(b, kc_grp_rank(g, pw_to(g, k)), l->r.buf, mine.off, mine.len);
-		kc_b_recv(b, kc_grp_rank(g, from), l->r.buf, r.off, r.len);
-		kc_b_round(b);
-	}
-	return 0;
+	return pw_pass(b, g, l, false);
 }
 
 static int pw_ar(struct kc_builder *b, const struct kc_group *g, const struct kc_region *r)
@@ -125,5 +119,5 @@ const struct kc_algo_ops kc_alg_pairwise = {
 	.ag = pw_ag,
 	.ar = pw_ar,
 	.a2a = pw_a2a,
-	.barrier = pw_barrier,
+	.barrier_op = pw_barrier,
 };

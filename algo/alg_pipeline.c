@@ -39,45 +39,26 @@ static struct kc_range pipe_block(const struct kc_builder *b, const struct pipe_
 }
 
 /*
- * Intra-server AllGather step in the current round: send my block (x, i)
- * to every local peer j and receive its block (x, j).
+ * Intra-server step in the current round, with every local peer j.
+ * AllGather: send my block (x, i), receive its block (x, j).
+ * ReduceScatter: send my contribution to block (x, j), receive and reduce
+ * its contribution to my block (x, i).
  */
-static void pipe_intra_ag(struct kc_builder *b, const struct pipe_ctx *pc,
-			  const struct kc_layout *l, s64 x)
+static void pipe_intra(struct kc_builder *b, const struct pipe_ctx *pc,
+		       const struct kc_layout *l, s64 x, bool reduce)
 {
 	u32 i = pc->local.me, j;
-	struct kc_range s = pipe_block(b, pc, l, x, i);
+	struct kc_range mine = pipe_block(b, pc, l, x, i);
 
 	for (j = 0; j < pc->k; j++) {
-		struct kc_range r = pipe_block(b, pc, l, x, j);
+		struct kc_range theirs = pipe_block(b, pc, l, x, j);
+		struct kc_range s = reduce ? theirs : mine, r = reduce ? mine : theirs;
 		u32 peer = kc_grp_rank(&pc->local, j);
 
 		if (j == i)
 			continue;
 		kc_b_send(b, peer, l->r.buf, s.off, s.len);
-		kc_b_recv(b, peer, l->r.buf, r.off, r.len);
-	}
-}
-
-/*
- * Intra-server ReduceScatter step in the current round: send my
- * contribution to block (x, j) to every local peer j, and receive and
- * reduce every peer's contribution to my block (x, i).
- */
-static void pipe_intra_rs(struct kc_builder *b, const struct pipe_ctx *pc,
-			  const struct kc_layout *l, s64 x)
-{
-	u32 i = pc->local.me, j;
-	struct kc_range r = pipe_block(b, pc, l, x, i);
-
-	for (j = 0; j < pc->k; j++) {
-		struct kc_range s = pipe_block(b, pc, l, x, j);
-		u32 peer = kc_grp_rank(&pc->local, j);
-
-		if (j == i)
-			continue;
-		kc_b_send(b, peer, l->r.buf, s.off, s.len);
-		kc_b_recv_reduce(b, peer, l->r.buf, r.off, r.len);
+		kc_b_recv_into(b, reduce, peer, l->r.buf, r.off, r.len);
 	}
 }
 
@@ -105,10 +86,10 @@ static void pipe_ag(struct kc_builder *b, const struct pipe_ctx *pc, const struc
 
 		kc_b_send(b, right, l->r.buf, snd.off, snd.len);
 		kc_b_recv(b, left, l->r.buf, rcv.off, rcv.len);
-		pipe_intra_ag(b, pc, l, (s64)s - t);
+		pipe_intra(b, pc, l, (s64)s - t, false);
 		kc_b_round(b);
 	}
-	pipe_intra_ag(b, pc, l, (s64)s + 1);
+	pipe_intra(b, pc, l, (s64)s + 1, false);
 	kc_b_round(b);
 }
 
@@ -141,7 +122,7 @@ static void pipe_rs(struct kc_builder *b, const struct pipe_ctx *pc, const struc
 	u32 right = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + 1));
 	u32 left = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s - 1));
 
-	pipe_intra_rs(b, pc, l, (s64)s - 1);
+	pipe_intra(b, pc, l, (s64)s - 1, true);
 	kc_b_round(b);
 	for (t = 0; t + 1 < pc->nsrv; t++) {
 		struct kc_range snd = pipe_block(b, pc, l, (s64)s - t - 1, i);
@@ -149,7 +130,7 @@ static void pipe_rs(struct kc_builder *b, const struct pipe_ctx *pc, const struc
 
 		kc_b_send(b, right, l->r.buf, snd.off, snd.len);
 		kc_b_recv_reduce(b, left, l->r.buf, rcv.off, rcv.len);
-		pipe_intra_rs(b, pc, l, (s64)s - t - 2);
+		pipe_intra(b, pc, l, (s64)s - t - 2, true);
 		kc_b_round(b);
 	}
 }

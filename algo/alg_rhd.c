@@ -489,5 +489,5 @@ const struct kc_algo_ops kc_alg_rhd = {
 	.reduce = rhd_reduce,
 	.scatter = rhd_scatter,
 	.gather = rhd_gather,
-	.barrier = rhd_barrier,
+	.barrier_op = rhd_barrier,
 };

@@ -5,6 +5,11 @@
  * Broadcast and Reduce are chains from/to the root (pipelined in pieces
  * when the builder asks for pipelining); Scatter and Gather forward blocks
  * along the chain, one block per step per member.
+ *
+ * There is no ring AlltoAll: every block would be relayed by each member
+ * between its source and its destination (p (p - 1) / 2 blocks on every
+ * link instead of p - 1, Pairwise's count), and in AlltoAllv the relays
+ * would not know the lengths of what they forward.
  */
 #include "kc_algo.h"
 
@@ -18,34 +23,37 @@ static u32 ring_left(const struct kc_group *g, u32 i)
 	return kc_grp_rank(g, kc_grp_mod(g, (s64)i - 1));
 }
 
-static int ring_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+/*
+ * p - 1 steps around the ring: send block me - lag - k to the right,
+ * receive block me - lag - k - 1 from the left.  ReduceScatter (lag 1)
+ * reduces what arrives and ends with block me complete; AllGather (lag 0)
+ * starts from block me and forwards what arrives.
+ */
+static int ring_pass(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l,
+		     bool reduce)
 {
-	u32 p = g->size, me = g->me, k;
+	u32 p = g->size, me = g->me, lag = reduce ? 1 : 0, k;
 
 	for (k = 0; k + 1 < p; k++) {
-		struct kc_range s = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)me - k - 1));
-		struct kc_range r = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)me - k - 2));
+		s64 x = (s64)me - lag - k;
+		struct kc_range s = kc_lay_block(l, b->esize, kc_grp_mod(g, x));
+		struct kc_range r = kc_lay_block(l, b->esize, kc_grp_mod(g, x - 1));
 
 		kc_b_send(b, ring_right(g, me), l->r.buf, s.off, s.len);
-		kc_b_recv_reduce(b, ring_left(g, me), l->r.buf, r.off, r.len);
+		kc_b_recv_into(b, reduce, ring_left(g, me), l->r.buf, r.off, r.len);
 		kc_b_round(b);
 	}
 	return 0;
 }
 
+static int ring_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
+{
+	return ring_pass(b, g, l, true);
+}
+
 static int ring_ag(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
 {
-	u32 p = g->size, me = g->me, k;
-
-	for (k = 0; k + 1 < p; k++) {
-		struct kc_range s = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)me - k));
-		struct kc_range r = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)me - k - 1));
-
-		kc_b_send(b, ring_right(g, me), l->r.buf, s.off, s.len);
-		kc_b_recv(b, ring_left(g, me), l->r.buf, r.off, r.len);
-		kc_b_round(b);
-	}
-	return 0;
+	return ring_pass(b, g, l, false);
 }
 
 static int ring_ar(struct kc_builder *b, const struct kc_group *g, const struct kc_region *r)
@@ -192,5 +200,5 @@ const struct kc_algo_ops kc_alg_ring = {
 	.reduce = ring_reduce,
 	.scatter = ring_scatter,
 	.gather = ring_gather,
-	.barrier = ring_barrier,
+	.barrier_op = ring_barrier,
 };

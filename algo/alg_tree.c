@@ -342,5 +342,5 @@ const struct kc_algo_ops kc_alg_tree = {
 	.ar = tree_ar,
 	.bcast = tree_bcast,
 	.reduce = tree_reduce,
-	.barrier = tree_barrier,
+	.barrier_op = tree_barrier,
 };

@@ -542,13 +542,10 @@ static int ahc_allgather(struct kc_ahc *a, u64 unit)
 	return 0;
 }
 
-/* Through a local: the kernel's barrier() macro would expand "->barrier(". */
 static int ahc_run_barrier(struct kc_ahc *a, const struct kc_algo_ops *alg,
 			   const struct kc_group *g)
 {
-	int (*fn)(struct kc_builder *fb, const struct kc_group *fg) = alg->barrier;
-
-	return fn(a->b, g);
+	return alg->barrier_op(a->b, g);
 }
 
 static int ahc_barrier(struct kc_ahc *a)
@@ -604,9 +601,9 @@ static int ahc_check(const struct kc_ahc *a, u32 op)
 		return ret ?: (l0 ? ahc_need(a, l0, l0->rs && l0->gather,
 					     "AHC needs its rs and gather phases") : 0);
 	case KCOLL_OP_BARRIER:
-		ret = ahc_need(a, in, in->barrier, "AHC needs its barrier phase") ?:
-		      ahc_need(a, x, x->barrier, "AHC needs its barrier phase");
-		return ret ?: (l0 ? ahc_need(a, l0, l0->barrier,
+		ret = ahc_need(a, in, in->barrier_op, "AHC needs its barrier phase") ?:
+		      ahc_need(a, x, x->barrier_op, "AHC needs its barrier phase");
+		return ret ?: (l0 ? ahc_need(a, l0, l0->barrier_op,
 					     "AHC needs its barrier phase") : 0);
 	}
 	return kc_coll_error(a->c, -EOPNOTSUPP, NULL, kc_algo_name(a->s->algo));

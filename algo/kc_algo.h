@@ -25,6 +25,7 @@
  *           Non-root members may use all of l as scratch.
  *  a2a:     member i receives a->send[i] of mine into its a->recv[me];
  *           the caller has already copied my own block (i == me).
+ *           a->sbuf is never written while the phase runs.
  *  barrier: no member leaves before every member has entered.
  *
  * Phases append whole rounds: they start and end with kc_b_round().
@@ -53,7 +54,12 @@ struct kc_algo_ops {
 	int (*gather)(struct kc_builder *b, const struct kc_group *g, u32 root,
 		      const struct kc_layout *l);
 	int (*a2a)(struct kc_builder *b, const struct kc_group *g, const struct kc_a2a *a);
-	int (*barrier)(struct kc_builder *b, const struct kc_group *g);
+	int (*barrier_op)(struct kc_builder *b, const struct kc_group *g);
+	/*
+	 * a2a needs kc_a2a.uniform (AlltoAll, not AlltoAllv): it relays
+	 * blocks through other members, which must know their length.
+	 */
+	bool a2a_uniform_only;
 	/* Whole-operation builder of hierarchical algorithms (else NULL), */
 	int (*build)(struct kc_builder *b, const struct kc_coll_ctx *c);
 	/* and the operations it supports, as bits 1 << enum kcoll_op. */

@@ -51,10 +51,11 @@ bool kc_algo_supports(const struct kc_algo_ops *a, u32 op)
 	case KCOLL_OP_GATHER:
 		return a->gather;
 	case KCOLL_OP_ALLTOALL:
-	case KCOLL_OP_ALLTOALLV:
 		return a->a2a;
+	case KCOLL_OP_ALLTOALLV:
+		return a->a2a && !a->a2a_uniform_only;
 	case KCOLL_OP_BARRIER:
-		return a->barrier;
+		return a->barrier_op;
 	}
 	return false;
 }

@@ -31,6 +31,28 @@ void kc_b_sync_recv(struct kc_builder *b, u32 peer);
 void kc_b_copy(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 len);
 void kc_b_reduce(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 len);
 void kc_b_avg(struct kc_builder *b, u8 buf, u64 off, u64 len);
+/*
+ * The one difference between mirrored phases (Scatter and Gather, or the
+ * passes of ReduceScatter and AllGather): the direction of a transfer, or
+ * whether a receive reduces.  Phases written once use these.
+ */
+static inline void kc_b_xfer(struct kc_builder *b, bool send, u32 peer, u8 buf, u64 off, u64 len)
+{
+	if (send)
+		kc_b_send(b, peer, buf, off, len);
+	else
+		kc_b_recv(b, peer, buf, off, len);
+}
+
+static inline void kc_b_recv_into(struct kc_builder *b, bool reduce, u32 peer, u8 buf, u64 off,
+				  u64 len)
+{
+	if (reduce)
+		kc_b_recv_reduce(b, peer, buf, off, len);
+	else
+		kc_b_recv(b, peer, buf, off, len);
+}
+
 /* Close the current round (no-op when it is empty). */
 void kc_b_round(struct kc_builder *b);
 /* Reserve @bytes of scratch (8-byte aligned); returns its offset. */
@@ -153,6 +175,7 @@ static inline u64 kc_region_bytes(const struct kc_region *r, u32 esize)
 struct kc_a2a {
 	u8 sbuf;
 	u8 rbuf;
+	bool uniform;	/* AlltoAll: every range has the same length on every member */
 	const struct kc_range *send;	/* [group size] */
 	const struct kc_range *recv;	/* [group size] */
 };

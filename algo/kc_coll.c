@@ -217,6 +217,7 @@ static int kc_prepare_a2a(struct kc_builder *b, struct kc_coll_ctx *c, struct kc
 	}
 	c->a2a.sbuf = KC_BUF_SEND;
 	c->a2a.rbuf = KC_BUF_RECV;
+	c->a2a.uniform = op->op == KCOLL_OP_ALLTOALL;
 	if (op->flags & KC_OP_F_INPLACE) {
 		/* Same buffer both ways: send from a snapshot. */
 		u64 off = kc_b_scratch(b, total);

@@ -230,42 +230,29 @@ static int kc_hier_reduce(struct kc_builder *b, const struct kc_coll_ctx *c,
 	return ret;
 }
 
-static int kc_hier_scatter(struct kc_builder *b, const struct kc_coll_ctx *c,
-			   const struct kc_hier *h)
+/*
+ * Scatter runs the levels top down (each level hands the blocks of its
+ * span down to the level below), Gather bottom up; both run a level only
+ * where the levels below hold the same member index (kc_same_below).
+ */
+static int kc_hier_rooted(struct kc_builder *b, const struct kc_coll_ctx *c,
+			  const struct kc_hier *h, bool scatter)
 {
-	u32 l;
+	u32 i;
 	int ret;
 
-	for (l = h->n; l-- > 0;) {
+	for (i = 0; i < h->n; i++) {
+		u32 l = scatter ? h->n - 1 - i : i;
+		const struct kc_algo_ops *a = h->alg[l];
 		struct kc_region r = kc_span_region(c, h, l);
 		struct kc_layout lay = kc_span_layout(&r, &h->lv[l]);
 
-		ret = KC_NEED(c, h->alg[l], scatter);
+		ret = scatter ? KC_NEED(c, a, scatter) : KC_NEED(c, a, gather);
 		if (ret)
 			return ret;
-		if (kc_same_below(h, l))
-			ret = h->alg[l]->scatter(b, &h->lv[l].g, h->rlv[l].g.me, &lay);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-static int kc_hier_gather(struct kc_builder *b, const struct kc_coll_ctx *c,
-			  const struct kc_hier *h)
-{
-	u32 l;
-	int ret;
-
-	for (l = 0; l < h->n; l++) {
-		struct kc_region r = kc_span_region(c, h, l);
-		struct kc_layout lay = kc_span_layout(&r, &h->lv[l]);
-
-		ret = KC_NEED(c, h->alg[l], gather);
-		if (ret)
-			return ret;
-		if (kc_same_below(h, l))
-			ret = h->alg[l]->gather(b, &h->lv[l].g, h->rlv[l].g.me, &lay);
+		if (!kc_same_below(h, l))
+			continue;
+		ret = (scatter ? a->scatter : a->gather)(b, &h->lv[l].g, h->rlv[l].g.me, &lay);
 		if (ret)
 			return ret;
 	}
@@ -279,12 +266,9 @@ static int kc_hier_barrier(struct kc_builder *b, const struct kc_coll_ctx *c,
 	int ret;
 
 	for (l = 0; l < h->n; l++) {
-		/* through a local: the kernel's barrier() macro would expand "->barrier(" */
-		int (*fn)(struct kc_builder *fb, const struct kc_group *fg) = h->alg[l]->barrier;
-
-		ret = KC_NEED(c, h->alg[l], barrier);
+		ret = KC_NEED(c, h->alg[l], barrier_op);
 		if (!ret)
-			ret = fn(b, &h->lv[l].g);
+			ret = h->alg[l]->barrier_op(b, &h->lv[l].g);
 		if (ret)
 			return ret;
 	}
@@ -305,6 +289,10 @@ static int kc_hier_alltoall(struct kc_builder *b, const struct kc_coll_ctx *c,
 	if (!a)
 		return 0;
 	ret = KC_NEED(c, a, a2a);
+	if (!ret && a->a2a_uniform_only && !c->a2a.uniform)
+		ret = kc_coll_error(c, -EOPNOTSUPP,
+				    "it relays blocks whose lengths only their owners know",
+				    a->name);
 	if (!ret)
 		ret = a->a2a(b, &all, &c->a2a);
 	return ret;
@@ -332,9 +320,9 @@ int kc_hier_build(struct kc_builder *b, const struct kc_coll_ctx *c)
 	case KCOLL_OP_REDUCE:
 		return kc_hier_reduce(b, c, &h);
 	case KCOLL_OP_SCATTER:
-		return kc_hier_scatter(b, c, &h);
+		return kc_hier_rooted(b, c, &h, true);
 	case KCOLL_OP_GATHER:
-		return kc_hier_gather(b, c, &h);
+		return kc_hier_rooted(b, c, &h, false);
 	case KCOLL_OP_ALLTOALL:
 	case KCOLL_OP_ALLTOALLV:
 		return kc_hier_alltoall(b, c, &h);

@@ -113,7 +113,8 @@ void kc_b_round(struct kc_builder *b)
 	b->round_open = 0;
 }
 
-static void kc_b_xfer(struct kc_builder *b, u8 kind, u32 peer, u8 buf, u64 off, u64 len, u8 flags)
+static void kc_b_transfer(struct kc_builder *b, u8 kind, u32 peer, u8 buf, u64 off, u64 len,
+			  u8 flags)
 {
 	struct kc_step s = { .kind = kind, .buf = buf, .flags = flags, .peer = peer,
 			     .off = off, .len = len };
@@ -127,27 +128,27 @@ static void kc_b_xfer(struct kc_builder *b, u8 kind, u32 peer, u8 buf, u64 off, 
 
 void kc_b_send(struct kc_builder *b, u32 peer, u8 buf, u64 off, u64 len)
 {
-	kc_b_xfer(b, KC_STEP_SEND, peer, buf, off, len, 0);
+	kc_b_transfer(b, KC_STEP_SEND, peer, buf, off, len, 0);
 }
 
 void kc_b_recv(struct kc_builder *b, u32 peer, u8 buf, u64 off, u64 len)
 {
-	kc_b_xfer(b, KC_STEP_RECV, peer, buf, off, len, 0);
+	kc_b_transfer(b, KC_STEP_RECV, peer, buf, off, len, 0);
 }
 
 void kc_b_recv_reduce(struct kc_builder *b, u32 peer, u8 buf, u64 off, u64 len)
 {
-	kc_b_xfer(b, KC_STEP_RECV_REDUCE, peer, buf, off, len, 0);
+	kc_b_transfer(b, KC_STEP_RECV_REDUCE, peer, buf, off, len, 0);
 }
 
 void kc_b_sync_send(struct kc_builder *b, u32 peer)
 {
-	kc_b_xfer(b, KC_STEP_SEND, peer, KC_BUF_SCRATCH, 0, 0, KC_STEP_F_SYNC);
+	kc_b_transfer(b, KC_STEP_SEND, peer, KC_BUF_SCRATCH, 0, 0, KC_STEP_F_SYNC);
 }
 
 void kc_b_sync_recv(struct kc_builder *b, u32 peer)
 {
-	kc_b_xfer(b, KC_STEP_RECV, peer, KC_BUF_SCRATCH, 0, 0, KC_STEP_F_SYNC);
+	kc_b_transfer(b, KC_STEP_RECV, peer, KC_BUF_SCRATCH, 0, 0, KC_STEP_F_SYNC);
 }
 
 void kc_b_copy(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 len)

@@ -133,4 +133,14 @@ static inline bool kc_is_pow2(u64 x)
 	return x && !(x & (x - 1));
 }
 
+/* Number of set bits. */
+static inline u32 kc_hweight32(u32 x)
+{
+	u32 n = 0;
+
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
 #endif /* KC_PORT_H */

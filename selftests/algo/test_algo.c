@@ -550,6 +550,17 @@ TEST(plan_refuses_op_the_algorithm_cannot_run)
 	EXPECT_BUILD_ERR(-EOPNOTSUPP, &op, 4, KCOLL_ALGO_PAIRWISE, "cannot run broadcast");
 }
 
+/* Bruck relays blocks whose lengths only their owners know in AlltoAllv. */
+TEST(plan_refuses_alltoallv_with_bruck)
+{
+	u64 counts[4] = { 1, 2, 3, 4 }, displs[4] = { 0, 1, 3, 6 };
+	struct kc_op_desc op = { .op = KCOLL_OP_ALLTOALLV, .dtype = KCOLL_INT8,
+				 .scounts = counts, .sdispls = displs,
+				 .rcounts = counts, .rdispls = displs };
+
+	EXPECT_BUILD_ERR(-EOPNOTSUPP, &op, 4, KCOLL_ALGO_NB, "nb cannot run alltoallv");
+}
+
 TEST(topology_rejects_groups_that_do_not_cover_every_rank)
 {
 	u32 sizes[] = { 2, 3 };
