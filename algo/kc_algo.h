@@ -83,5 +83,7 @@ extern const struct kc_algo_ops kc_alg_ahc_broke;
 /* The ops of algorithm id (enum kcoll_algo), or NULL for AUTO/unknown. */
 const struct kc_algo_ops *kc_algo_get(u32 algo);
 const char *kc_algo_name(u32 algo);
+/* The algorithm id named name (kcoll's lower-case name or "auto"), or -EINVAL. */
+int kc_algo_by_name(const char *name);
 
 #endif /* KC_ALGO_H */

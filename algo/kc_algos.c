@@ -29,6 +29,16 @@ const char *kc_algo_name(u32 algo)
 	return algo < KCOLL_ALGO_COUNT && kc_algos[algo] ? kc_algos[algo]->name : "unknown";
 }
 
+int kc_algo_by_name(const char *name)
+{
+	u32 a;
+
+	for (a = 0; a < KCOLL_ALGO_COUNT; a++)
+		if (!strcmp(name, kc_algo_name(a)))
+			return (int)a;
+	return -EINVAL;
+}
+
 bool kc_algo_supports(const struct kc_algo_ops *a, u32 op)
 {
 	if (!a || op >= KCOLL_OP_COUNT)

@@ -5,6 +5,7 @@
  * whole-operation builder on it, and adds the final copy and AVG steps.
  */
 #include "kc_coll.h"
+#include "kc_cost.h"
 #include "kc_reduce.h"
 
 static const char *const kc_op_names[KCOLL_OP_COUNT] = {
@@ -15,6 +16,16 @@ static const char *const kc_op_names[KCOLL_OP_COUNT] = {
 const char *kc_op_name(u32 op)
 {
 	return op < KCOLL_OP_COUNT ? kc_op_names[op] : "unknown";
+}
+
+int kc_op_by_name(const char *name)
+{
+	u32 i;
+
+	for (i = 0; i < KCOLL_OP_COUNT; i++)
+		if (!strcmp(name, kc_op_names[i]))
+			return (int)i;
+	return -EINVAL;
 }
 
 bool kc_op_reduces(u32 op)
@@ -36,7 +47,6 @@ static bool kc_op_per_rank(u32 op)
 	       op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER || op == KCOLL_OP_ALLTOALL;
 }
 
-
 int kc_op_validate(const struct kc_op_desc *op, u32 nranks, char *err, u32 errlen)
 {
 	u64 esize, bytes, i;
@@ -44,7 +54,7 @@ int kc_op_validate(const struct kc_op_desc *op, u32 nranks, char *err, u32 errle
 	if (op->op >= KCOLL_OP_COUNT) {
 		if (err)
 			kc_snprintf(err, errlen, "unknown operation %u (expected 0..%u)",
-				    op->op, KCOLL_OP_COUNT - 1);
+				    op->op, (u32)KCOLL_OP_COUNT - 1);
 		return -EINVAL;
 	}
 	if (!nranks) {
@@ -58,13 +68,13 @@ int kc_op_validate(const struct kc_op_desc *op, u32 nranks, char *err, u32 errle
 	if (!esize) {
 		if (err)
 			kc_snprintf(err, errlen, "unknown datatype %u (expected 0..%u)",
-				    op->dtype, KCOLL_DTYPE_COUNT - 1);
+				    op->dtype, (u32)KCOLL_DTYPE_COUNT - 1);
 		return -EINVAL;
 	}
 	if (kc_op_reduces(op->op) && !kc_redop_valid(op->redop)) {
 		if (err)
 			kc_snprintf(err, errlen, "unknown reduce operation %u (expected 0..%u)",
-				    op->redop, KCOLL_REDOP_COUNT - 1);
+				    op->redop, (u32)KCOLL_REDOP_COUNT - 1);
 		return -EINVAL;
 	}
 	if (kc_op_rooted(op->op) && op->root >= nranks) {
@@ -334,8 +344,9 @@ int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op
 	const struct kc_algo_ops *special;
 	struct kc_range *a2a_mem = NULL;
 	struct kc_builder b = { 0 };
+	struct kc_algo_cfg chosen;
 	struct kc_plan *plan;
-	bool copy_out = false;
+	bool copy_out = false, any_auto = false;
 	u32 l;
 	int ret;
 
@@ -358,6 +369,18 @@ int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op
 					    cfg->algo[l], l);
 			return -EINVAL;
 		}
+		any_auto |= cfg->algo[l] == KCOLL_ALGO_AUTO;
+	}
+	/*
+	 * Resolve the automatic levels by the cost model for the whole
+	 * operation first, so that the whole-operation builders (Pipeline,
+	 * AHC) compete with per-level choices.  The choice depends only on
+	 * the topology and the op, so every rank makes the same one.
+	 */
+	if (any_auto && t->nranks > 1) {
+		kc_select_cfg(t, op, cfg, NULL, &chosen);
+		cfg = &chosen;
+		c.cfg = cfg;
 	}
 	plan = kc_zalloc(sizeof(*plan));
 	if (!plan)

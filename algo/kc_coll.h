@@ -65,6 +65,8 @@ struct kc_coll_ctx {
 bool kc_op_reduces(u32 op);
 bool kc_op_rooted(u32 op);
 const char *kc_op_name(u32 op);
+/* The op named name (as kc_op_name() spells it), or -EINVAL. */
+int kc_op_by_name(const char *name);
 
 /*
  * Check an operation for nranks ranks.  Returns 0, -EINVAL (unknown op,

@@ -126,15 +126,20 @@ static void kc_consume_peer(struct kc_exec *ex, u32 p)
 		struct kc_exec_step *st = &ex->st[pe->recv_cur];
 		struct kc_held *h = &pe->held[pe->held_head];
 		u32 want = (u32)kc_min_u64(ex->cfg.chunk_bytes, s->len - st->posted);
-		u8 *dst = want ? ex->bufs[s->buf] + s->off + st->posted : NULL;
+		bool nodata = ex->cfg.flags & KC_EXEC_F_NODATA;
+		u8 *dst = NULL;
 
-		if (h->len != want || (want && !ex->bufs[s->buf])) {
+		if (want && !nodata && ex->bufs[s->buf])
+			dst = ex->bufs[s->buf] + s->off + st->posted;
+		if (h->len != want || (want && !nodata && !dst)) {
 			kc_exec_set_error(ex, -EPROTO);
 			return;
 		}
-		if (want && s->kind == KC_STEP_RECV) {
+		if (want && ex->ops->work)
+			ex->ops->work(ex->ctx, ex->plan->peers[p], s->kind, want);
+		if (dst && s->kind == KC_STEP_RECV) {
 			memcpy(dst, h->data, want);
-		} else if (want) {
+		} else if (dst) {
 			int err = kc_reduce(dst, h->data, want / ex->plan->esize,
 					    ex->plan->dtype, ex->plan->redop);
 
@@ -188,6 +193,10 @@ static void kc_enter_round(struct kc_exec *ex)
 			ex->pending++;
 			continue;
 		}
+		if (ex->ops->work)
+			ex->ops->work(ex->ctx, U32_MAX, s->kind, s->len);
+		if (ex->cfg.flags & KC_EXEC_F_NODATA)
+			continue;
 		if (!ex->bufs[s->buf] || (s->kind != KC_STEP_AVG && !ex->bufs[s->sbuf])) {
 			kc_exec_set_error(ex, -EFAULT);
 			return;

@@ -27,13 +27,27 @@ struct kc_xport_ops {
 	int (*send)(void *ctx, u32 peer, u32 tag, u8 buf, u64 off, const void *data, u32 len);
 	/* Give back a receive slot delivered with kc_exec_recv(). */
 	void (*release)(void *ctx, u32 peer, void *slot);
+	/*
+	 * Optional (may be NULL): the executor just did len bytes of local
+	 * work of step kind KC_STEP_*: a message from rank peer copied or
+	 * reduced, or (peer == U32_MAX) a local copy, reduce or average.
+	 * Time-only transports charge it.
+	 */
+	void (*work)(void *ctx, u32 peer, u8 kind, u64 len);
 };
 
 struct kc_exec_cfg {
 	u32 chunk_bytes;	/* rounded down to a multiple of 8, at least 8 */
 	u32 window;		/* at least 1 */
 	u8 op_seq;
+	u32 flags;		/* KC_EXEC_F_* */
 };
+
+/*
+ * Move no data and touch no buffer (bufs may all be NULL): the simulator
+ * runs plans of any size for their timing only.
+ */
+#define KC_EXEC_F_NODATA	0x1
 
 #define KC_TAG(op_seq, seq)	(((u32)(op_seq) << 24) | ((seq) & 0xffffffu))
 

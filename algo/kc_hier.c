@@ -79,7 +79,7 @@ static int kc_hier_allreduce(struct kc_builder *b, const struct kc_coll_ctx *c,
 			     const struct kc_hier *h)
 {
 	struct kc_region reg[KC_MAX_LEVELS + 1];
-	bool split[KC_MAX_LEVELS];
+	bool split[KC_MAX_LEVELS] = { false };
 	u32 l, top = h->n - 1;
 	int ret;
 

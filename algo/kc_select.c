@@ -1,52 +1,73 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Automatic choice of a flat algorithm for one level when none is
- * configured.  This is a first-fit preference order; the cost model that
- * replaces it ranks the candidates by modelled time instead.
+ * Automatic algorithm selection by the cost model (kc_cost.c): for an
+ * unconfigured level, the flat algorithm of least modelled time for the
+ * bytes that level moves; when level1 and level2 are both unconfigured,
+ * also the whole-operation builders (Pipeline; AHC and AHC_BROKE, which
+ * win on asymmetric pods and servers).  Closed forms in integer
+ * femtoseconds: cheap enough for every submission, no FPU.
  */
-#include "kc_coll.h"
+#include "kc_cost.h"
+#include "kc_reduce.h"
 
-static bool kc_algo_can(const struct kc_algo_ops *a, u32 op, bool top)
+u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
 {
-	if (!a || a->build)
-		return false;
-	switch (op) {
-	case KCOLL_OP_ALLREDUCE:
-		return top ? !!a->ar : (a->rs && a->ag) || a->ar;
+	u64 es = kc_dtype_size(op->dtype), n;
+
+	if (op->op == KCOLL_OP_BARRIER || check_mul_overflow(op->count, es, &n))
+		return 0;
+	switch (op->op) {
 	case KCOLL_OP_REDUCESCATTER:
-		return a->rs;
 	case KCOLL_OP_ALLGATHER:
-		return a->ag;
-	case KCOLL_OP_BROADCAST:
-		return top ? !!a->bcast : a->scatter && a->ag;
-	case KCOLL_OP_REDUCE:
-		return top ? !!a->reduce : a->rs && a->gather;
 	case KCOLL_OP_SCATTER:
-		return a->scatter;
 	case KCOLL_OP_GATHER:
-		return a->gather;
 	case KCOLL_OP_ALLTOALL:
-	case KCOLL_OP_ALLTOALLV:
-		return a->a2a;
-	case KCOLL_OP_BARRIER:
-		return a->barrier;
+		return check_mul_overflow(n, (u64)nranks, &n) ? U64_MAX : n;
 	}
-	return false;
+	return n;
+}
+
+u64 kc_select_cfg(const struct kc_topo *t, const struct kc_op_desc *op,
+		  const struct kc_algo_cfg *in, const struct kc_cost_model *m,
+		  struct kc_algo_cfg *out)
+{
+	static const u32 whole[] = { KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC, KCOLL_ALGO_AHC_BROKE };
+	u64 n = kc_cost_bytes(op, t->nranks), best;
+	u32 i;
+
+	best = kc_cost_resolve(t, op->op, n, in, m, out);
+	if (in->algo[KCOLL_LEVEL1] != KCOLL_ALGO_AUTO || in->algo[KCOLL_LEVEL2] != KCOLL_ALGO_AUTO)
+		return best;
+	for (i = 0; i < ARRAY_SIZE(whole); i++) {
+		struct kc_algo_cfg c = *in, r;
+		u64 cost;
+
+		if (!kc_algo_supports(kc_algo_get(whole[i]), op->op))
+			continue;
+		c.algo[KCOLL_LEVEL1] = whole[i];
+		cost = kc_cost_resolve(t, op->op, n, &c, m, &r);
+		if (cost < best) {
+			best = cost;
+			*out = r;
+		}
+	}
+	return best;
 }
 
 u32 kc_select_level(const struct kc_coll_ctx *c, u32 cfg_level, u32 group_size)
 {
-	static const u32 small[] = { KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_PAIRWISE };
-	static const u32 large[] = { KCOLL_ALGO_NHR, KCOLL_ALGO_RING, KCOLL_ALGO_RHD,
-				     KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_MESH };
-	bool use_small = cfg_level == KCOLL_LEVEL0 && group_size <= 8;
-	const u32 *order = use_small ? small : large;
-	u32 n = use_small ? ARRAY_SIZE(small) : ARRAY_SIZE(large);
-	u32 i;
+	struct kc_algo_cfg flat = *c->cfg, out;
+	u32 l;
 
-	for (i = 0; i < n; i++)
-		if (kc_algo_can(kc_algo_get(order[i]), c->op->op, true) &&
-		    kc_algo_can(kc_algo_get(order[i]), c->op->op, false))
-			return order[i];
-	return KCOLL_ALGO_RING;
+	(void)group_size;
+	/* kc_hier.c asks for flat algorithms only: leave builders out */
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		const struct kc_algo_ops *a = kc_algo_get(flat.algo[l]);
+
+		if (a && a->build)
+			flat.algo[l] = KCOLL_ALGO_AUTO;
+	}
+	kc_cost_resolve(c->topo, c->op->op, kc_cost_bytes(c->op, c->topo->nranks), &flat, NULL,
+			&out);
+	return out.algo[cfg_level] ? out.algo[cfg_level] : KCOLL_ALGO_RING;
 }

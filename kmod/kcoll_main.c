@@ -2,9 +2,10 @@
 /*
  * kcoll: collective communication over RDMA.  Module entry points.
  *
- * For now the module only links the algorithm core and checks, at load
- * time, that an integer and a floating-point reduction give the expected
- * result; the device, the transport and the rest follow.
+ * At load time it checks that an integer and a floating-point reduction
+ * give the expected result, then registers the ib_client (RDMA devices)
+ * and the misc device /dev/kcoll.  Opening the device holds a module
+ * reference, so rmmod is refused while any communicator exists.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -13,6 +14,7 @@
 #include <linux/module.h>
 
 #include "kc_reduce.h"
+#include "kcoll.h"
 #include "kcoll_version.h"
 
 /* IEEE 754 binary32 bit patterns, so no float crosses into this object. */
@@ -66,12 +68,22 @@ static int __init kcoll_init(void)
 	ret = kcoll_selftest();
 	if (ret)
 		return ret;
+	ret = kcoll_rdma_init();
+	if (ret)
+		return ret;
+	ret = kcoll_dev_init();
+	if (ret) {
+		kcoll_rdma_exit();
+		return ret;
+	}
 	pr_info("version %s loaded\n", KCOLL_VERSION);
 	return 0;
 }
 
 static void __exit kcoll_exit(void)
 {
+	kcoll_dev_exit();
+	kcoll_rdma_exit();
 	pr_info("unloaded\n");
 }
 

@@ -7,5 +7,7 @@
 #define KCOLL_VERSION_H
 
 #define KCOLL_VERSION	"0.1.0"
+/* The same as (major << 16) | (minor << 8) | patch, for KCOLL_IOC_INFO. */
+#define KCOLL_VERSION_CODE	0x000100
 
 #endif /* KCOLL_VERSION_H */

@@ -49,16 +49,6 @@ static void usage(FILE *f)
 		"  -h, --help        this text\n");
 }
 
-static int parse_op(const char *s)
-{
-	u32 i;
-
-	for (i = 0; i < KCOLL_OP_COUNT; i++)
-		if (!strcmp(s, kc_op_name(i)))
-			return (int)i;
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -82,11 +72,11 @@ int main(int argc, char **argv)
 			reps = (u32)strtoul(optarg, NULL, 0);
 			break;
 		case 'o':
-			if (parse_op(optarg) < 0) {
+			if (kc_op_by_name(optarg) < 0) {
 				fprintf(stderr, "bench_plan: unknown op '%s'\n", optarg);
 				return 2;
 			}
-			op = (u32)parse_op(optarg);
+			op = (u32)kc_op_by_name(optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -45,16 +45,6 @@ static u64 parse_size(const char *s)
 	return v;
 }
 
-static int parse_algo(const char *s)
-{
-	u32 a;
-
-	for (a = 0; a < KCOLL_ALGO_COUNT; a++)
-		if (!strcmp(s, kc_algo_name(a)))
-			return (int)a;
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -87,11 +77,11 @@ int main(int argc, char **argv)
 			f = strtoull(optarg, NULL, 0);
 			break;
 		case 'A':
-			if (parse_algo(optarg) < 0) {
+			if (kc_algo_by_name(optarg) < 0) {
 				fprintf(stderr, "demo_sim: unknown algorithm '%s'\n", optarg);
 				return 2;
 			}
-			algo = (u32)parse_algo(optarg);
+			algo = (u32)kc_algo_by_name(optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -91,4 +91,309 @@ enum kcoll_level {
 	KCOLL_LEVEL_COUNT
 };
 
+/*
+ * ---------------------------------------------------------------------
+ * ioctl interface of /dev/kcoll
+ *
+ * Every open file of /dev/kcoll holds at most one communicator, the
+ * memory registered through it and the completions of its operations.
+ * close() (or the death of the process) destroys all of it.
+ *
+ * Conventions, for every struct below:
+ *  - the first field is @size, set by the caller to sizeof() of the
+ *    struct it was compiled with.  The kernel accepts smaller (older)
+ *    structs, zero-filling the missing tail, and larger ones as long as
+ *    the bytes it does not know are zero (else -E2BIG): the
+ *    copy_struct_from_user() rules.  Output fields beyond the caller's
+ *    size are not written.
+ *  - pointers travel as __u64 (cast through uintptr_t).
+ *  - @flags and every field named pad* or reserved must be zero
+ *    (-EINVAL otherwise), so they can gain meaning later.
+ *  - errors are returned as -1/errno by ioctl(); a failed ioctl changes
+ *    no state.  Unknown commands give ENOTTY.
+ * The number in _IOWR() encodes today's struct size; the kernel dispatches
+ * on the command number alone, so a grown struct keeps working.
+ */
+
+/* Features reported by KCOLL_IOC_INFO. */
+#define KCOLL_FEAT_EVENTFD	0x1ULL	/* completions signal an eventfd */
+#define KCOLL_FEAT_USERPTR	0x2ULL	/* unregistered buffers accepted */
+#define KCOLL_FEAT_IPV6		0x4ULL	/* IPv6 rank addresses */
+#define KCOLL_FEAT_ALLTOALLV	0x8ULL
+
+/* Longest HCCL_ALGO string, terminating NUL included. */
+#define KCOLL_ALGO_STR_MAX	1024
+
+/**
+ * struct kcoll_info - KCOLL_IOC_INFO: what this module supports
+ * @size: in: sizeof(struct kcoll_info); out: the kernel's size
+ * @abi_version: out: KCOLL_ABI_VERSION of the module
+ * @features: out: KCOLL_FEAT_* bits
+ * @ops: out: bit (1 << enum kcoll_op) per supported operation
+ * @dtypes: out: bit (1 << enum kcoll_dtype) per supported element type
+ * @redops: out: bit (1 << enum kcoll_redop) per supported reduction
+ * @algos: out: bit (1 << enum kcoll_algo) per available algorithm
+ * @max_ranks: out: largest communicator
+ * @max_inflight: out: submitted but not yet reaped operations per file
+ * @max_reg_bytes: out: largest single registration (RLIMIT_MEMLOCK still
+ *	applies to the sum)
+ * @chunk_bytes: out: current default (sysfs) message size
+ * @slots: out: current default receive slots per peer (the send window)
+ * @timeout_ms: out: current default operation timeout
+ * @connect_timeout_ms: out: current default connection set-up timeout
+ * @version: out: module version as (major << 16) | (minor << 8) | patch
+ * @pad: zero
+ */
+struct kcoll_info {
+	__u32 size;
+	__u32 abi_version;
+	__u64 features;
+	__u32 ops;
+	__u32 dtypes;
+	__u32 redops;
+	__u32 algos;
+	__u32 max_ranks;
+	__u32 max_inflight;
+	__u64 max_reg_bytes;
+	__u32 chunk_bytes;
+	__u32 slots;
+	__u32 timeout_ms;
+	__u32 connect_timeout_ms;
+	__u32 version;
+	__u32 pad;
+};
+
+/* Address families of struct kcoll_rank. */
+#define KCOLL_AF_INET		4
+#define KCOLL_AF_INET6		6
+
+/**
+ * struct kcoll_rank - one entry of the rank table
+ * @addr: the rank's RoCE address in network byte order: IPv4 in
+ *	addr[0..3] (the rest zero), IPv6 in all 16 bytes
+ * @family: KCOLL_AF_INET or KCOLL_AF_INET6
+ * @port: rdma_cm port (TCP port space) the rank listens on, 1..65535
+ * @server_id: server label; ranks of one server are contiguous
+ * @pod_id: super-node label; servers of one super-node are contiguous
+ */
+struct kcoll_rank {
+	__u8 addr[16];
+	__u32 family;
+	__u32 port;
+	__u32 server_id;
+	__u32 pod_id;
+};
+
+/**
+ * struct kcoll_comm_create - KCOLL_IOC_COMM_CREATE: this file's communicator
+ * @size: sizeof(struct kcoll_comm_create)
+ * @flags: zero
+ * @rank: this process's rank, < @nranks
+ * @nranks: number of ranks, 1..kcoll_info.max_ranks
+ * @ranks: pointer to struct kcoll_rank[@nranks], the same on every rank
+ * @rank_size: sizeof(struct kcoll_rank) as the caller knows it (>= 32)
+ * @eventfd: eventfd signalled once per completed operation, or -1
+ * @algo: pointer to a NUL-terminated HCCL_ALGO string
+ *	("level0:NA;level1:H-D_R", or per operation
+ *	"AllReduce=level0:NA;level1:ring/AllGather=..."), 0 for the sysfs
+ *	default
+ * @timeout_ms: operation timeout, 0 for the sysfs default
+ * @connect_timeout_ms: how long creation waits for every peer, 0 for the
+ *	sysfs default
+ * @chunk_bytes: message size, 0 for the sysfs default; the same on
+ *	every rank
+ * @slots: receive slots per peer (send window), 0 for the sysfs default;
+ *	the same on every rank
+ * @comm_id: out: module-wide id of the communicator (diagnostics)
+ *
+ * Blocks until every peer is connected, at most @connect_timeout_ms.
+ * Errors: EBUSY (this file already has a communicator), EINVAL (bad
+ * field; the kernel log says which), EBADF (@eventfd), ETIMEDOUT,
+ * EHOSTUNREACH, ECONNREFUSED, EADDRINUSE (@port of @rank taken), EINTR.
+ */
+struct kcoll_comm_create {
+	__u32 size;
+	__u32 flags;
+	__u32 rank;
+	__u32 nranks;
+	__u64 ranks;
+	__u32 rank_size;
+	__s32 eventfd;
+	__u64 algo;
+	__u32 timeout_ms;
+	__u32 connect_timeout_ms;
+	__u32 chunk_bytes;
+	__u32 slots;
+	__u64 comm_id;
+};
+
+/**
+ * struct kcoll_mem_reg - KCOLL_IOC_MEM_REG: pin a buffer for repeated use
+ * @size: sizeof(struct kcoll_mem_reg)
+ * @flags: zero
+ * @addr: start of the buffer (anonymous, shmem or hugetlb memory)
+ * @len: bytes, 1..kcoll_info.max_reg_bytes
+ * @handle: out: non-zero handle for struct kcoll_buf and KCOLL_IOC_MEM_DEREG
+ *
+ * The pages stay pinned until deregistration or close and are charged
+ * to RLIMIT_MEMLOCK (ENOMEM over the limit, nothing left pinned).
+ * Remapping the range afterwards is not noticed: keep it mapped.
+ */
+struct kcoll_mem_reg {
+	__u32 size;
+	__u32 flags;
+	__u64 addr;
+	__u64 len;
+	__u64 handle;
+};
+
+/**
+ * struct kcoll_mem_dereg - KCOLL_IOC_MEM_DEREG: unpin a registration
+ * @size: sizeof(struct kcoll_mem_dereg)
+ * @flags: zero
+ * @handle: from KCOLL_IOC_MEM_REG; ENOENT if unknown, EBUSY while an
+ *	operation that is not yet complete uses it
+ */
+struct kcoll_mem_dereg {
+	__u32 size;
+	__u32 flags;
+	__u64 handle;
+};
+
+/**
+ * struct kcoll_buf - a buffer of an operation
+ * @handle: a registration handle, or 0 for a plain user pointer
+ * @addr: byte offset inside the registration, or the user pointer
+ *
+ * The byte size follows from the operation (see kcoll_submit).  A plain
+ * pointer is pinned for the duration of the operation.
+ */
+struct kcoll_buf {
+	__u64 handle;
+	__u64 addr;
+};
+
+/**
+ * struct kcoll_submit - KCOLL_IOC_SUBMIT: start a collective operation
+ * @size: sizeof(struct kcoll_submit)
+ * @flags: zero
+ * @op: enum kcoll_op
+ * @dtype: enum kcoll_dtype (ignored by barrier)
+ * @redop: enum kcoll_redop (AllReduce, ReduceScatter, Reduce)
+ * @root: root rank (Broadcast, Reduce, Scatter, Gather)
+ * @count: elements, NCCL convention: AllReduce, Broadcast, Reduce move
+ *	@count; ReduceScatter sends @count * nranks and receives @count;
+ *	AllGather sends @count and receives @count * nranks; Scatter and
+ *	Gather move @count per rank; AlltoAll @count per peer
+ * @send: send buffer
+ * @recv: receive buffer.  In place, as in NCCL, when the addresses say
+ *	so: equal for AllReduce, Broadcast, Reduce and AlltoAll(v); recv =
+ *	send + rank * count elements for ReduceScatter and Scatter; send =
+ *	recv + rank * count elements for AllGather and Gather
+ * @scounts: AlltoAllv: pointer to __u64[nranks] elements sent to each rank
+ * @sdispls: AlltoAllv: pointer to __u64[nranks] send displacements
+ * @rcounts: AlltoAllv: pointer to __u64[nranks] elements from each rank
+ * @rdispls: AlltoAllv: pointer to __u64[nranks] receive displacements
+ * @cookie: returned unchanged in the completion
+ * @op_id: out: id of the operation, increasing from 1
+ *
+ * Every rank submits the same operations in the same order.  Operations
+ * of one communicator run and complete in submission order.  Errors:
+ * ENOTCONN (no communicator), EINVAL (the kernel log says which field),
+ * EOPNOTSUPP (the configured algorithm cannot run this operation),
+ * EOVERFLOW, EFAULT, ENOENT (handle), ERANGE (offset + size beyond the
+ * registration), ENOMEM (RLIMIT_MEMLOCK), EAGAIN (max_inflight
+ * operations not yet reaped), or the error that ended the communicator.
+ */
+struct kcoll_submit {
+	__u32 size;
+	__u32 flags;
+	__u32 op;
+	__u32 dtype;
+	__u32 redop;
+	__u32 root;
+	__u64 count;
+	struct kcoll_buf send;
+	struct kcoll_buf recv;
+	__u64 scounts;
+	__u64 sdispls;
+	__u64 rcounts;
+	__u64 rdispls;
+	__u64 cookie;
+	__u64 op_id;
+};
+
+/**
+ * struct kcoll_completion - one finished operation
+ * @cookie: kcoll_submit.cookie
+ * @op_id: kcoll_submit.op_id
+ * @status: 0, or a negative errno: ETIMEDOUT (operation timeout),
+ *	ECONNRESET (a peer disconnected), EIO (a transfer failed), ENODEV
+ *	(the RDMA device went away), ECANCELED (KCOLL_IOC_ABORT), EPROTO
+ *	(ranks disagree on the operation sequence)
+ * @pad: zero
+ * @bytes: payload bytes this rank sent plus received
+ * @submit_ns: CLOCK_MONOTONIC time of submission
+ * @complete_ns: CLOCK_MONOTONIC time of completion
+ */
+struct kcoll_completion {
+	__u64 cookie;
+	__u64 op_id;
+	__s32 status;
+	__u32 pad;
+	__u64 bytes;
+	__u64 submit_ns;
+	__u64 complete_ns;
+};
+
+/* kcoll_reap.flags: wait (killable) until at least one completion. */
+#define KCOLL_REAP_WAIT		0x1U
+
+/**
+ * struct kcoll_reap - KCOLL_IOC_REAP: collect finished operations
+ * @size: sizeof(struct kcoll_reap)
+ * @flags: KCOLL_REAP_WAIT or zero
+ * @entries: pointer to struct kcoll_completion[@max]
+ * @max: room at @entries, >= 1
+ * @count: out: entries written, oldest first
+ * @entry_size: sizeof(struct kcoll_completion) as the caller knows it
+ * @timeout_ms: with KCOLL_REAP_WAIT, give up after this long (ETIMEDOUT);
+ *	0 waits as long as an operation is outstanding
+ *
+ * Without KCOLL_REAP_WAIT, returns 0 with @count = 0 when nothing is
+ * ready.  Waiting with nothing outstanding gives ENOENT; a signal gives
+ * EINTR with nothing reaped.
+ */
+struct kcoll_reap {
+	__u32 size;
+	__u32 flags;
+	__u64 entries;
+	__u32 max;
+	__u32 count;
+	__u32 entry_size;
+	__u32 timeout_ms;
+};
+
+/**
+ * struct kcoll_abort - KCOLL_IOC_ABORT: end the communicator
+ * @size: sizeof(struct kcoll_abort)
+ * @flags: zero
+ *
+ * Every outstanding operation completes with ECANCELED and later
+ * submissions fail with ECANCELED; registrations stay until close().
+ * ENOTCONN without a communicator.
+ */
+struct kcoll_abort {
+	__u32 size;
+	__u32 flags;
+};
+
+#define KCOLL_IOC_INFO		_IOWR(KCOLL_IOC_MAGIC, 0x00, struct kcoll_info)
+#define KCOLL_IOC_COMM_CREATE	_IOWR(KCOLL_IOC_MAGIC, 0x01, struct kcoll_comm_create)
+#define KCOLL_IOC_MEM_REG	_IOWR(KCOLL_IOC_MAGIC, 0x02, struct kcoll_mem_reg)
+#define KCOLL_IOC_MEM_DEREG	_IOWR(KCOLL_IOC_MAGIC, 0x03, struct kcoll_mem_dereg)
+#define KCOLL_IOC_SUBMIT	_IOWR(KCOLL_IOC_MAGIC, 0x04, struct kcoll_submit)
+#define KCOLL_IOC_REAP		_IOWR(KCOLL_IOC_MAGIC, 0x05, struct kcoll_reap)
+#define KCOLL_IOC_ABORT		_IOWR(KCOLL_IOC_MAGIC, 0x06, struct kcoll_abort)
+
 #endif /* _UAPI_LINUX_KCOLL_H */

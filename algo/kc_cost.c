@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Closed-form costs (see kc_cost.h).  Notation as the spec: p members,
+ * n bytes, L = ceil(log2 p), k = floor(log2 p), p' = 2^k.  Each formula
+ * is written as  A * alpha + (bn / bd) * n * beta + (gn / gd) * n * gamma
+ * so the integer arithmetic rounds once per term.
+ */
+#include "kc_cost.h"
+
+/* Defaults: 1 us / 50 GB/s inside a server, 5 us / 25 GB/s between, 10 GB/s reduce. */
+const struct kc_cost_model kc_cost_default = {
+	.lv = {
+		[KCOLL_LEVEL0] = { .alpha = 1000000000ull, .beta = 20000, .gamma = 100000 },
+		[KCOLL_LEVEL1] = { .alpha = 5000000000ull, .beta = 40000, .gamma = 100000 },
+		[KCOLL_LEVEL2] = { .alpha = 5000000000ull, .beta = 40000, .gamma = 100000 },
+	},
+	.conv_q8 = 256,
+};
+
+u64 kc_cost_add(u64 a, u64 b)
+{
+	u64 s;
+
+	return check_add_overflow(a, b, &s) ? KC_COST_INF : s;
+}
+
+static u64 kc_cost_mul(u64 a, u64 b)
+{
+	u64 m;
+
+	return check_mul_overflow(a, b, &m) ? KC_COST_INF : m;
+}
+
+u64 kc_cost_muldiv(u64 x, u64 num, u64 den)
+{
+	u64 q, r, hi, lo;
+
+	if (!den || x == KC_COST_INF)
+		return KC_COST_INF;
+	q = x / den;
+	r = x % den;
+	hi = kc_cost_mul(q, num);
+	/* r < den: r * num fits when den and num are below 2^32 */
+	lo = (r && num > U64_MAX / r) ? KC_COST_INF : r * num / den;
+	return kc_cost_add(hi, lo);
+}
+
+/* a * alpha + (bn / bd) * n * beta + (gn / gd) * n * gamma */
+static u64 kc_abg(const struct kc_cost_link *l, u64 a, u64 n, u64 bn, u64 bd, u64 gn, u64 gd)
+{
+	u64 t = kc_cost_mul(a, l->alpha);
+
+	t = kc_cost_add(t, kc_cost_muldiv(kc_cost_mul(n, l->beta), bn, bd));
+	if (gn)
+		t = kc_cost_add(t, kc_cost_muldiv(kc_cost_mul(n, l->gamma), gn, gd));
+	return t;
+}
+
+static u64 kc_sum(u64 a, u64 b)
+{
+	return kc_cost_add(a, b);
+}
+
+/* Mesh (2.1).  Through one port (levels 1, 2) the p - 1 transfers share it. */
+static u64 kc_cost_mesh(u32 op, u64 p, u64 n, const struct kc_cost_link *l, bool port)
+{
+	u64 f = port ? p - 1 : 1;	/* bandwidth terms scale by the sharing */
+
+	switch (op) {
+	case KCOLL_OP_SCATTER:
+	case KCOLL_OP_GATHER:
+	case KCOLL_OP_ALLGATHER:
+	case KCOLL_OP_ALLTOALL:
+	case KCOLL_OP_ALLTOALLV:
+		return kc_abg(l, 1, n, f, p, 0, 1);
+	case KCOLL_OP_REDUCESCATTER:
+		return kc_abg(l, 1, n, f, p, p - 1, p);
+	case KCOLL_OP_ALLREDUCE:
+	case KCOLL_OP_REDUCE:
+		return kc_abg(l, 2, n, 2 * f, p, p - 1, p);
+	case KCOLL_OP_BROADCAST:
+		return kc_abg(l, 2, n, 2 * f, p, 0, 1);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, 1, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+/* Ring (2.2): unpipelined chains for Broadcast and Reduce. */
+static u64 kc_cost_ring(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
+{
+	switch (op) {
+	case KCOLL_OP_SCATTER:
+	case KCOLL_OP_GATHER:
+	case KCOLL_OP_ALLGATHER:
+		return kc_abg(l, p - 1, n, p - 1, p, 0, 1);
+	case KCOLL_OP_REDUCESCATTER:
+		return kc_abg(l, p - 1, n, p - 1, p, p - 1, p);
+	case KCOLL_OP_ALLREDUCE:
+		return kc_abg(l, 2 * (p - 1), n, 2 * (p - 1), p, p - 1, p);
+	case KCOLL_OP_BROADCAST:
+		return kc_abg(l, p - 1, n, p - 1, 1, 0, 1);
+	case KCOLL_OP_REDUCE:
+		return kc_abg(l, p - 1, n, p - 1, 1, p - 1, 1);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, 2 * (p - 1), 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+/* RHD (2.3, seed 003), including the non-power-of-two totals. */
+static u64 kc_cost_rhd(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
+{
+	u64 k = kc_ilog2(p), pp = 1ull << k, L = kc_clog2(p), s = 0, i;
+	bool pow2 = pp == p;
+
+	/* sum_{i=1..k} ceil(p / 2^i): the non-uniform halving of 2.3 */
+	for (i = 1; i <= k; i++)
+		s += (p + (1ull << i) - 1) >> i;
+	switch (op) {
+	case KCOLL_OP_REDUCESCATTER:
+		if (pow2)
+			return kc_abg(l, k, n, p - 1, p, p - 1, p);
+		/* Reduce alpha+n(b+g), halving sum, Scatter alpha+n/p b */
+		return kc_abg(l, k + 2, n, p + s + 1, p, p + s, p);
+	case KCOLL_OP_ALLGATHER:
+		if (pow2)
+			return kc_abg(l, k, n, p - 1, p, 0, 1);
+		return kc_abg(l, k + 2, n, p + s + 1, p, 0, 1);
+	case KCOLL_OP_SCATTER:
+	case KCOLL_OP_GATHER:
+		/* no formula: binomial over the block plus the fold step */
+		if (pow2)
+			return kc_abg(l, k, n, p - 1, p, 0, 1);
+		return kc_abg(l, k + 1, n, p + pp - 1, p, 0, 1);
+	case KCOLL_OP_ALLREDUCE:
+		if (pow2)
+			return kc_abg(l, 2 * k, n, 2 * (p - 1), p, p - 1, p);
+		return kc_abg(l, 2 * k + 2, n, 2 * (pp - 1) + 2 * pp, pp, 2 * pp - 1, pp);
+	case KCOLL_OP_REDUCE:
+		if (pow2)
+			return kc_abg(l, 2 * k, n, 2 * (p - 1), p, p - 1, p);
+		return kc_abg(l, 2 * k + 1, n, 2 * (pp - 1) + pp, pp, 2 * pp - 1, pp);
+	case KCOLL_OP_BROADCAST:
+		return kc_abg(l, L, n, L, 1, 0, 1);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, pow2 ? k : k + 2, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+/* NHR (2.4) and NB (2.5) share their formulas; Reduce = RS + Gather. */
+static u64 kc_cost_nhr(u32 algo, u32 op, u64 p, u64 n, const struct kc_cost_link *l)
+{
+	u64 L = kc_clog2(p);
+
+	switch (op) {
+	case KCOLL_OP_SCATTER:
+	case KCOLL_OP_GATHER:
+	case KCOLL_OP_ALLGATHER:
+		return kc_abg(l, L, n, p - 1, p, 0, 1);
+	case KCOLL_OP_REDUCESCATTER:
+		return kc_abg(l, L, n, p - 1, p, p - 1, p);
+	case KCOLL_OP_ALLREDUCE:
+	case KCOLL_OP_REDUCE:
+		return kc_abg(l, 2 * L, n, 2 * (p - 1), p, p - 1, p);
+	case KCOLL_OP_BROADCAST:
+		/* NB: BroadcastNBBinary for p == 2 or under 64 KiB (alg_nb.c) */
+		if (algo == KCOLL_ALGO_NB && (p == 2 || n < 65536))
+			return kc_abg(l, L, n, L, 1, 0, 1);
+		return kc_abg(l, 2 * L, n, 2 * (p - 1), p, 0, 1);
+	case KCOLL_OP_ALLTOALL:
+		/* NB only: Bruck, about half the data moves at every step */
+		return algo == KCOLL_ALGO_NB ? kc_abg(l, L, n, L, 2, 0, 1) : KC_COST_INF;
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, L, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+/* Pairwise (2.6): p - 1 steps of one exchange each. */
+static u64 kc_cost_pairwise(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
+{
+	switch (op) {
+	case KCOLL_OP_ALLTOALL:
+	case KCOLL_OP_ALLTOALLV:
+	case KCOLL_OP_ALLGATHER:
+		return kc_abg(l, p - 1, n, p - 1, p, 0, 1);
+	case KCOLL_OP_REDUCESCATTER:
+		return kc_abg(l, p - 1, n, p - 1, p, p - 1, p);
+	case KCOLL_OP_ALLREDUCE:
+		return kc_abg(l, 2 * (p - 1), n, 2 * (p - 1), p, p - 1, p);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, p - 1, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+/*
+ * Double binary tree, unpipelined: about L levels up and down, an inner
+ * node taking n/2 from each of two children through its port.
+ */
+static u64 kc_cost_tree(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
+{
+	u64 L = kc_clog2(p);
+
+	switch (op) {
+	case KCOLL_OP_ALLREDUCE:
+		return kc_abg(l, 2 * L, n, 2 * L, 1, L, 1);
+	case KCOLL_OP_BROADCAST:
+		return kc_abg(l, L, n, L, 1, 0, 1);
+	case KCOLL_OP_REDUCE:
+		return kc_abg(l, L, n, L, 1, L, 1);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, 2 * L, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+u64 kc_cost_phase(u32 algo, u32 op, u32 p, u64 n, const struct kc_cost_link *l, bool port)
+{
+	if (p <= 1)
+		return 0;	/* nothing to exchange */
+	switch (algo) {
+	case KCOLL_ALGO_MESH:
+		return kc_cost_mesh(op, p, n, l, port);
+	case KCOLL_ALGO_RING:
+		return kc_cost_ring(op, p, n, l);
+	case KCOLL_ALGO_RHD:
+		return kc_cost_rhd(op, p, n, l);
+	case KCOLL_ALGO_NHR:
+	case KCOLL_ALGO_NB:
+		return kc_cost_nhr(algo, op, p, n, l);
+	case KCOLL_ALGO_PAIRWISE:
+		return kc_cost_pairwise(op, p, n, l);
+	case KCOLL_ALGO_TREE:
+		return kc_cost_tree(op, p, n, l);
+	}
+	return KC_COST_INF;
+}
+
+struct kc_cost_link kc_cost_level_link(const struct kc_cost_model *m, u32 lvl)
+{
+	struct kc_cost_link l = m->lv[lvl < KCOLL_LEVEL_COUNT ? lvl : KCOLL_LEVEL2];
+
+	if (lvl >= KCOLL_LEVEL2)
+		l.beta = kc_cost_muldiv(l.beta, m->conv_q8, 256);
+	return l;
+}
+
+/* ------------------------------------------------------- composition */
+
+/* Flat algorithms AUTO chooses among, in tie-break order. */
+static const u32 kc_cost_flat_algos[] = {
+	KCOLL_ALGO_MESH, KCOLL_ALGO_NHR, KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NB,
+	KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE,
+};
+
+/* One effective level as the composition sees it. */
+struct kc_cost_lv {
+	u32 size;
+	u32 cfg;	/* configuration level */
+	struct kc_cost_link link;
+	bool port;
+};
+
+/* The physical level of an effective level: merged pods run at level 2. */
+static u32 kc_cost_phys(const struct kc_topo *t, const struct kc_level *lv)
+{
+	if (lv->cfg_level == KCOLL_LEVEL1 && t->npods > 1 &&
+	    (u64)lv->span * lv->g.size > t->pod_ranks)
+		return KCOLL_LEVEL2;
+	return lv->cfg_level;
+}
+
+static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m,
+			  struct kc_cost_lv *out)
+{
+	struct kc_level lv[KC_MAX_LEVELS];
+	u32 n = kc_topo_levels(t, 0, lv), i;
+
+	for (i = 0; i < n; i++) {
+		u32 ph = kc_cost_phys(t, &lv[i]);
+
+		out[i].size = lv[i].g.size;
+		out[i].cfg = lv[i].cfg_level;
+		out[i].link = kc_cost_level_link(m, ph);
+		out[i].port = ph != KCOLL_LEVEL0;
+	}
+	return n;
+}
+
+/* Cost of phases op1 (+ op2) of algo, or the cheapest flat algorithm's. */
+static u64 kc_cost_pick(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_lv *l,
+			u32 *chosen)
+{
+	u64 best = KC_COST_INF;
+	u32 i;
+
+	if (algo != KCOLL_ALGO_AUTO) {
+		u64 c = kc_cost_phase(algo, op1, l->size, n, &l->link, l->port);
+
+		if (op2 < KCOLL_OP_COUNT)
+			c = kc_sum(c, kc_cost_phase(algo, op2, l->size, n, &l->link, l->port));
+		if (chosen)
+			*chosen = algo;
+		return c;
+	}
+	for (i = 0; i < ARRAY_SIZE(kc_cost_flat_algos); i++) {
+		u32 a = kc_cost_flat_algos[i];
+		u64 c;
+
+		/*
+		 * Mesh between servers: HCCL refuses it (spec 3.5), and the
+		 * model, one alpha per step on a perfectly shared port, would
+		 * rate p - 1 concurrent messages as cheap as one.
+		 */
+		if (a == KCOLL_ALGO_MESH && l->port)
+			continue;
+		c = kc_cost_phase(a, op1, l->size, n, &l->link, l->port);
+
+		if (op2 < KCOLL_OP_COUNT)
+			c = kc_sum(c, kc_cost_phase(a, op2, l->size, n, &l->link, l->port));
+		if (c < best) {
+			best = c;
+			if (chosen)
+				*chosen = a;
+		}
+	}
+	return best;
+}
+
+#define KC_NOOP KCOLL_OP_COUNT
+
+/* kc_hier.c's composition; algo[] per effective level (AUTO allowed). */
+static u64 kc_cost_hier(const struct kc_cost_lv *lv, u32 nl, const u32 *algo, u32 op, u64 n,
+			u32 *chosen)
+{
+	u64 t = 0, x = n;
+	u32 l, top = nl - 1;
+
+	if (!nl)
+		return 0;
+	switch (op) {
+	case KCOLL_OP_ALLREDUCE:
+	case KCOLL_OP_BROADCAST:
+	case KCOLL_OP_REDUCE: {
+		u32 down = op == KCOLL_OP_ALLREDUCE ? KCOLL_OP_REDUCESCATTER :
+			   op == KCOLL_OP_BROADCAST ? KCOLL_OP_SCATTER : KCOLL_OP_REDUCESCATTER;
+		u32 up = op == KCOLL_OP_REDUCE ? KCOLL_OP_GATHER : KCOLL_OP_ALLGATHER;
+
+		for (l = 0; l < top; l++) {
+			t = kc_sum(t, kc_cost_pick(algo[l], down, up, x, &lv[l], &chosen[l]));
+			x /= lv[l].size;
+		}
+		return kc_sum(t, kc_cost_pick(algo[top], op, KC_NOOP, x, &lv[top], &chosen[top]));
+	}
+	case KCOLL_OP_REDUCESCATTER:
+	case KCOLL_OP_SCATTER:
+		for (l = nl; l-- > 0;) {
+			t = kc_sum(t, kc_cost_pick(algo[l], op, KC_NOOP, x, &lv[l], &chosen[l]));
+			x /= lv[l].size;
+		}
+		return t;
+	case KCOLL_OP_ALLGATHER:
+	case KCOLL_OP_GATHER:
+		for (l = nl; l-- > 0;) {
+			t = kc_sum(t, kc_cost_pick(algo[l], op, KC_NOOP, x, &lv[l], &chosen[l]));
+			x /= lv[l].size;
+		}
+		return t;
+	case KCOLL_OP_ALLTOALL:
+	case KCOLL_OP_ALLTOALLV: {
+		struct kc_cost_lv all = lv[top];
+		u32 p = 1;
+
+		for (l = 0; l < nl; l++)
+			p *= lv[l].size;
+		all.size = p;
+		return kc_cost_pick(algo[top], op, KC_NOOP, n, &all, &chosen[top]);
+	}
+	case KCOLL_OP_BARRIER:
+		for (l = 0; l < nl; l++)
+			t = kc_sum(t, kc_cost_pick(algo[l], op, KC_NOOP, 0, &lv[l], &chosen[l]));
+		return t;
+	}
+	return KC_COST_INF;
+}
+
+/*
+ * Pipeline (2.8).  AllGather is the spec's formula; with b = n / p bytes
+ * per block, T1 = alpha1 + b beta1 (ring), T0 = alpha0 + b beta0 (intra):
+ *   AG = (S - 1) max(T1, T0) + T0.
+ * The spec omits gamma; the reductions of kcoll's ReduceScatter sit on
+ * the critical path as follows: the first intra step reduces k - 1
+ * blocks, every ring step reduces k - 1 intra blocks (overlapped with
+ * the ring transfer) and then the ring block:
+ *   RS = T0 + (k-1) b gamma + (S - 1) (max(T1, T0 + (k-1) b gamma) + b gamma).
+ * AllReduce = RS + AG.
+ */
+static u64 kc_cost_pipeline(const struct kc_topo *t, const struct kc_cost_model *m, u32 op,
+			    u64 n)
+{
+	struct kc_cost_link in = kc_cost_level_link(m, KCOLL_LEVEL0);
+	struct kc_cost_link x = kc_cost_level_link(m, t->npods > 1 ? KCOLL_LEVEL2 : KCOLL_LEVEL1);
+	u64 p = t->nranks, S = t->nservers, k = t->server_size, b, t1, t0, red, ag, rs;
+
+	if (!k || S < 2)
+		return KC_COST_INF;
+	b = n / p;
+	t1 = kc_abg(&x, 1, b, 1, 1, 0, 1);
+	t0 = k > 1 ? kc_abg(&in, 1, b, 1, 1, 0, 1) : 0;
+	red = kc_cost_mul(kc_cost_mul(b, in.gamma), k - 1);
+	ag = kc_sum(kc_cost_mul(kc_max_u64(t1, t0), S - 1), t0);
+	rs = kc_sum(kc_sum(t0, red),
+		    kc_cost_mul(kc_sum(kc_max_u64(t1, kc_sum(t0, red)),
+				       kc_cost_mul(b, x.gamma)), S - 1));
+	switch (op) {
+	case KCOLL_OP_ALLGATHER:
+	case KCOLL_OP_ALLTOALL:
+		return ag;
+	case KCOLL_OP_REDUCESCATTER:
+		return rs;
+	case KCOLL_OP_ALLREDUCE:
+		return kc_sum(rs, ag);
+	}
+	return KC_COST_INF;
+}
+
+static u64 kc_gcd(u64 a, u64 b)
+{
+	while (b) {
+		u64 r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/*
+ * AHC (2.9) as kc_ahc.c builds it: NHR inside the groups, a Ring phase
+ * among the G logical same-index cards of every segment, segment after
+ * segment.  A member of a group of m owns n/m of the exchanged region and
+ * about T/m segments, T the distinct block boundaries of all groups
+ * (inclusion-exclusion over up to 3 distinct sizes; their sum beyond).
+ * AHC_BROKE: blocks of n/m_min, one segment, larger groups' extra members
+ * idle in the inter stage.
+ */
+static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo,
+		       u32 op, u64 n, const u32 *l0algo)
+{
+	u32 sz[3] = { 0 }, nsz = 0, G, h, i, stride = 1, intra_lv, inter_lv;
+	struct kc_cost_link in, x;
+	u64 T, c = 0, worst_in = 0, worst_x = 0, sum = 0, mmin = U32_MAX, mmax = 0;
+	bool pods = t->npods > 1, planes = pods && t->server_size > 1;
+
+	if (!(op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_REDUCESCATTER ||
+	      op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE))
+		return KC_COST_INF;
+	G = pods ? t->npods : t->nservers;
+	if (G < 2)
+		return KC_COST_INF;
+	if (planes) {
+		struct kc_cost_lv l0 = { t->server_size, KCOLL_LEVEL0,
+					 kc_cost_level_link(m, KCOLL_LEVEL0), false };
+
+		u32 down = op == KCOLL_OP_ALLGATHER ? KCOLL_OP_ALLGATHER : KCOLL_OP_REDUCESCATTER;
+		u32 up = op == KCOLL_OP_ALLREDUCE ? KCOLL_OP_ALLGATHER : KC_NOOP;
+
+		stride = t->server_size;
+		c = kc_cost_pick(*l0algo, down, up, n, &l0, NULL);
+		n /= stride;
+	}
+	intra_lv = pods ? KCOLL_LEVEL1 : KCOLL_LEVEL0;
+	inter_lv = pods ? KCOLL_LEVEL2 : KCOLL_LEVEL1;
+	in = kc_cost_level_link(m, intra_lv);
+	x = kc_cost_level_link(m, inter_lv);
+	for (h = 0; h < G; h++) {
+		u64 s = pods ? t->server_first[t->pod_first[h + 1]] -
+			       t->server_first[t->pod_first[h]] : kc_topo_server_size(t, h);
+
+		s /= stride;
+		mmin = kc_min_u64(mmin, s);
+		mmax = kc_max_u64(mmax, s);
+		for (i = 0; i < nsz && sz[i] != s; i++)
+			;
+		if (i == nsz) {
+			if (nsz < ARRAY_SIZE(sz))
+				sz[nsz] = (u32)s;
+			nsz++;
+			sum += s;
+		}
+	}
+	if (nsz == 1)
+		T = sz[0];
+	else if (nsz == 2)
+		T = (u64)sz[0] + sz[1] - kc_gcd(sz[0], sz[1]);
+	else if (nsz == 3)
+		T = (u64)sz[0] + sz[1] + sz[2] - kc_gcd(sz[0], sz[1]) - kc_gcd(sz[0], sz[2]) -
+		    kc_gcd(sz[1], sz[2]) + kc_gcd(kc_gcd(sz[0], sz[1]), sz[2]);
+	else
+		T = sum;
+	for (h = 0; h < nsz && h < ARRAY_SIZE(sz); h++) {
+		u64 s = sz[h], own = algo == KCOLL_ALGO_AHC_BROKE ? mmin : s;
+		u64 seg = algo == KCOLL_ALGO_AHC_BROKE ? 1 : (T + s - 1) / s;
+		u64 ci, cx;
+
+		u64 red = op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST ? 0 : 1;
+
+		ci = kc_abg(&in, kc_clog2(s), n, s - 1, s, red * (s - 1), s);
+		if (op == KCOLL_OP_ALLREDUCE)
+			cx = kc_abg(&x, seg * 2 * (G - 1), n, 2 * (G - 1), (u64)G * own,
+				    G - 1, (u64)G * own);
+		else
+			cx = kc_abg(&x, seg * (G - 1), n, G - 1, own, red * (G - 1), own);
+		worst_in = kc_max_u64(worst_in, ci);
+		worst_x = kc_max_u64(worst_x, cx);
+	}
+	(void)mmax;
+	/* AllReduce, Broadcast, Reduce run an intra stage on both sides */
+	if (op != KCOLL_OP_REDUCESCATTER && op != KCOLL_OP_ALLGATHER)
+		worst_in = kc_cost_mul(worst_in, 2);
+	return kc_sum(c, kc_sum(worst_in, worst_x));
+}
+
+u64 kc_cost_resolve(const struct kc_topo *t, u32 op, u64 n, const struct kc_algo_cfg *cfg,
+		    const struct kc_cost_model *m, struct kc_algo_cfg *out)
+{
+	struct kc_cost_lv lv[KC_MAX_LEVELS];
+	u32 algo[KC_MAX_LEVELS], chosen[KC_MAX_LEVELS] = { 0 }, nl, l, i;
+	u64 c;
+
+	if (!m)
+		m = &kc_cost_default;
+	if (out)
+		*out = *cfg;
+	for (i = 0; i < KCOLL_LEVEL_COUNT; i++) {
+		const struct kc_algo_ops *a = kc_algo_get(cfg->algo[i]);
+
+		if (a && a->build) {
+			if (!kc_algo_supports(a, op))
+				return KC_COST_INF;
+			if (cfg->algo[i] == KCOLL_ALGO_PIPELINE)
+				return kc_cost_pipeline(t, m, op, n);
+			return kc_cost_ahc(t, m, cfg->algo[i], op, n, &cfg->algo[KCOLL_LEVEL0]);
+		}
+	}
+	nl = kc_cost_levels(t, m, lv);
+	for (l = 0; l < nl; l++)
+		algo[l] = cfg->algo[lv[l].cfg];
+	c = kc_cost_hier(lv, nl, algo, op, n, chosen);
+	for (l = 0; out && l < nl; l++)
+		out->algo[lv[l].cfg] = chosen[l];
+	return c;
+}
+
+u64 kc_cost_op(const struct kc_topo *t, u32 op, u64 n, const struct kc_algo_cfg *cfg,
+	       const struct kc_cost_model *m)
+{
+	return kc_cost_resolve(t, op, n, cfg, m, NULL);
+}

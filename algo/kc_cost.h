@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The alpha-beta-gamma cost model (spec sections 1.1, 2.1-2.11; seeds 002
+ * and 003) in integer arithmetic, so the kernel can rank algorithms at
+ * every submission without the FPU: times are femtoseconds (u64, up to
+ * about 5 hours), beta and gamma femtoseconds per byte.  Sums and products
+ * saturate at KC_COST_INF instead of wrapping.
+ *
+ * kc_cost_phase() is the time of one flat phase among p members; it is
+ * the spec's formula where the spec has one and, where it has none (NHR
+ * Reduce and Gather, tree, pairwise outside AlltoAll, barriers), the same
+ * rule applied to what kcoll's generator does (documented per case in
+ * kc_cost.c).  kc_cost_op() composes phases over the levels of a
+ * topology as kc_hier.c does, and models the whole-operation builders
+ * (Pipeline, AHC, AHC_BROKE) by their stages.
+ */
+#ifndef KC_COST_H
+#define KC_COST_H
+
+#include "kc_coll.h"
+
+#define KC_COST_INF	U64_MAX
+#define KC_FS_PER_S	1000000000000000ull
+
+/* One level's links: latency, time per byte, reduce time per byte. */
+struct kc_cost_link {
+	u64 alpha;	/* fs */
+	u64 beta;	/* fs per byte */
+	u64 gamma;	/* fs per byte */
+};
+
+struct kc_cost_model {
+	struct kc_cost_link lv[KCOLL_LEVEL_COUNT];
+	u32 conv_q8;	/* convergence ratio C of level 2, in 1/256 (256 = 1) */
+};
+
+/* The model used when a configuration names none. */
+extern const struct kc_cost_model kc_cost_default;
+
+/*
+ * Time of phase @op (the collective it performs among the members, enum
+ * kcoll_op) of flat algorithm @algo among @p members, @n bytes (the whole
+ * region: count * esize, or count * p * esize for per-rank ops and
+ * AlltoAll), on links @l.  @port: the members share one port each (levels
+ * 1, 2) rather than a link per pair (level 0); only Mesh cares.
+ * KC_COST_INF when the algorithm has no such phase.
+ */
+u64 kc_cost_phase(u32 algo, u32 op, u32 p, u64 n, const struct kc_cost_link *l, bool port);
+
+/* The link parameters a group at configuration level @lvl sees (C applied). */
+struct kc_cost_link kc_cost_level_link(const struct kc_cost_model *m, u32 lvl);
+
+/*
+ * Modelled time of a whole operation of @n bytes (as kc_cost_phase) on
+ * topology @t with algorithm cfg->algo[level] per level (AUTO levels take
+ * the cheapest flat algorithm, as kc_select_level() does), or with the
+ * whole-operation builder cfg names.  KC_COST_INF when the combination
+ * cannot run the operation.
+ */
+u64 kc_cost_op(const struct kc_topo *t, u32 op, u64 n, const struct kc_algo_cfg *cfg,
+	       const struct kc_cost_model *m);
+
+/* kc_cost_op(), and the algorithms it assumed per level in *out (may be NULL). */
+u64 kc_cost_resolve(const struct kc_topo *t, u32 op, u64 n, const struct kc_algo_cfg *cfg,
+		    const struct kc_cost_model *m, struct kc_algo_cfg *out);
+
+/* Bytes an operation moves, in the sense of kc_cost_phase()'s n. */
+u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks);
+
+/*
+ * Automatic selection (kc_select.c): resolve every AUTO level of @in for
+ * operation @op on @t to the algorithm of least modelled time on @m (NULL:
+ * kc_cost_default), considering the whole-operation builders (Pipeline,
+ * AHC, AHC_BROKE) when level1 and level2 are both AUTO.  The result
+ * depends only on the topology, the op and its count, so every rank makes
+ * the same choice.  Returns the modelled time (KC_COST_INF when nothing
+ * can run the op); *out is always fully resolved where possible.
+ */
+u64 kc_select_cfg(const struct kc_topo *t, const struct kc_op_desc *op,
+		  const struct kc_algo_cfg *in, const struct kc_cost_model *m,
+		  struct kc_algo_cfg *out);
+
+/* Saturating helpers, exported for the selection and the tests. */
+u64 kc_cost_add(u64 a, u64 b);
+/* floor(x * num / den) without overflow for x * num < 2^64 * den; saturates. */
+u64 kc_cost_muldiv(u64 x, u64 num, u64 den);
+
+#endif /* KC_COST_H */

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kcoll module internals shared by the kmod/ files.
+ *
+ * Object ownership:
+ *   struct kcoll_file  one per open file; owns the registrations and, once
+ *                      created, the communicator.
+ *   struct kcoll_comm  rank table, listener, one connection per peer, the
+ *                      queue of operations and their completions.
+ *   struct kcoll_conn  one RC QP to one peer with its receive slots.
+ *   struct kcoll_task    one submitted operation: plan, buffers, executor.
+ *   struct kcoll_mr    pinned user pages (or scratch pages) mapped once
+ *                      into the kernel (vmap) and for the RDMA device.
+ */
+#ifndef KCOLL_H
+#define KCOLL_H
+
+#include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/completion.h>
+#include <linux/eventfd.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/socket.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
+
+#include "kc_coll.h"
+#include "kc_exec.h"
+#include "kc_topo.h"
+#include "uapi/linux/kcoll.h"
+
+#define KCOLL_MAX_RANKS		4096
+#define KCOLL_MAX_INFLIGHT	1024
+#define KCOLL_MAX_SGE		32
+#define KCOLL_MAX_REG_BYTES	BIT_ULL(36)
+
+/* ------------------------------------------------------------ tunables */
+
+struct kcoll_algo_sel {
+	struct kc_algo_cfg op[KCOLL_OP_COUNT];
+};
+
+struct kcoll_tunables {
+	u32 chunk_bytes;
+	u32 slots;
+	u32 timeout_ms;
+	u32 connect_timeout_ms;
+	char algo[KCOLL_ALGO_STR_MAX];
+	struct kcoll_algo_sel sel;
+};
+
+#define KCOLL_CHUNK_MIN		4096u
+#define KCOLL_CHUNK_MAX		BIT(20)
+#define KCOLL_SLOTS_MIN		1u
+#define KCOLL_SLOTS_MAX		64u
+#define KCOLL_TIMEOUT_MIN	10u
+#define KCOLL_TIMEOUT_MAX	3600000u
+
+/* A consistent copy of the current defaults. */
+void kcoll_tunables_get(struct kcoll_tunables *t);
+int kcoll_algo_parse(const char *s, struct kcoll_algo_sel *sel);
+int kcoll_check_chunk(u32 v);
+int kcoll_check_slots(u32 v);
+int kcoll_check_timeout(u32 v);
+
+extern const struct attribute_group *kcoll_sysfs_groups[];
+
+/* --------------------------------------------------------------- memory */
+
+struct kcoll_mr {
+	struct page **pages;
+	unsigned long npages;
+	void *vaddr;			/* vmap of all pages */
+	u64 uaddr;			/* user address of the first byte */
+	bool user;			/* pinned user pages, else our own */
+	u64 len;
+	u32 pgoff;			/* offset of the first byte in pages[0] */
+	struct mm_struct *mm;		/* charged mm (pinned_vm), NULL for kernel pages */
+	struct ib_device *ibdev;	/* dma[] maps pages for this device */
+	u64 *dma;
+	u32 handle;			/* registration handle, 0 for per-op pins */
+	atomic_t users;			/* operations not yet complete using it */
+};
+
+struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len);
+struct kcoll_mr *kcoll_mr_alloc_kernel(u64 len);
+int kcoll_mr_dma_map(struct kcoll_mr *mr, struct ib_device *ibdev);
+void kcoll_mr_free(struct kcoll_mr *mr);
+
+/* ----------------------------------------------------------- RDMA device */
+
+struct kcoll_ibdev {
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct list_head node;
+};
+
+int kcoll_rdma_init(void);
+void kcoll_rdma_exit(void);
+struct kcoll_ibdev *kcoll_ibdev_get(struct ib_device *ibdev);
+
+/* ---------------------------------------------------------- connections */
+
+enum kcoll_conn_state {
+	KCOLL_CONN_IDLE = 0,
+	KCOLL_CONN_CONNECTING,
+	KCOLL_CONN_UP,
+	KCOLL_CONN_FAILED,
+	KCOLL_CONN_CLOSED,
+};
+
+struct kcoll_conn;
+
+/* One receive slot: a chunk-sized buffer posted to the RQ. */
+struct kcoll_rx {
+	struct ib_cqe cqe;
+	struct kcoll_conn *conn;
+	void *buf;
+	u64 dma;
+	u32 len;			/* bytes that arrived */
+	u32 tag;
+};
+
+/* One send work request: data (up to KCOLL_MAX_SGE pieces) or a credit. */
+struct kcoll_tx {
+	struct ib_cqe cqe;
+	struct kcoll_conn *conn;
+	struct list_head free;
+	struct ib_sge sge[KCOLL_MAX_SGE];
+};
+
+struct kcoll_conn {
+	struct kcoll_comm *comm;
+	u32 peer;
+	bool active;			/* we connect (peer < rank), else accept */
+	struct rdma_cm_id *cm_id;
+	struct kcoll_ibdev *kdev;
+	struct ib_cq *cq;
+	u32 cq_size;
+	struct ib_qp *qp;
+	u32 nsge;
+	int state;			/* enum kcoll_conn_state */
+	bool stopped;			/* disconnected and drained */
+	int cm_err;
+	u32 nrx;
+	struct kcoll_rx *rx;		/* [nrx] */
+	u32 ntx;
+	struct kcoll_tx *tx;		/* [ntx] */
+	struct list_head tx_free;
+	u32 tx_busy;			/* posted sends not yet completed */
+	/* data that arrived before its operation started, FIFO */
+	struct kcoll_rx **early;	/* [nrx] */
+	u32 early_head;
+	u32 early_n;
+};
+
+int kcoll_conns_connect(struct kcoll_comm *comm);
+void kcoll_conns_stop(struct kcoll_comm *comm);
+void kcoll_conns_destroy(struct kcoll_comm *comm);
+int kcoll_listen(struct kcoll_comm *comm);
+int kcoll_rdma_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
+bool kcoll_rdma_uses_device(struct kcoll_comm *comm, struct ib_device *ibdev);
+
+/* ------------------------------------------------------------ transport */
+
+extern const struct kc_xport_ops kcoll_xport_ops;
+int kcoll_conn_alloc_queues(struct kcoll_conn *conn);
+void kcoll_conn_free_queues(struct kcoll_conn *conn);
+int kcoll_conn_post_rx_all(struct kcoll_conn *conn);
+void kcoll_conn_feed_early(struct kcoll_conn *conn);
+
+/* ----------------------------------------------------------- operations */
+
+struct kcoll_task {
+	struct list_head node;
+	struct kcoll_comm *comm;
+	u64 id;
+	u64 cookie;
+	u8 seq;
+	struct kc_op_desc desc;
+	u64 *a2av;			/* AlltoAllv counts/displacements, 4 * nranks */
+	struct kc_plan *plan;
+	struct kcoll_mr *mr[KC_BUF_COUNT];	/* per buffer: mapping (may repeat) */
+	u64 mroff[KC_BUF_COUNT];	/* byte offset from the first page start */
+	struct kcoll_mr *own[KC_BUF_COUNT];	/* per-op pins and scratch to free */
+	struct kc_exec ex;
+	bool ex_ready;
+	u64 start_ns;
+	struct kcoll_completion cpl;
+};
+
+void kcoll_op_destroy(struct kcoll_task *op);
+
+/* ---------------------------------------------------------- communicator */
+
+struct kcoll_comm {
+	u64 id;
+	struct list_head node;		/* kcoll_comms */
+	u32 rank;
+	u32 nranks;
+	struct kcoll_rank *ranks;
+	struct sockaddr_storage *addrs;
+	struct kc_topo topo;
+	struct kcoll_algo_sel sel;
+	u32 chunk_bytes;
+	u32 slots;
+	u32 timeout_ms;
+	u32 connect_timeout_ms;
+	struct eventfd_ctx *efd;
+
+	/* set-up and tear-down of connections (process context only) */
+	struct mutex conn_lock;
+	struct rdma_cm_id *listen_id;
+	struct kcoll_conn *conns;	/* [nranks], conns[rank] unused */
+	wait_queue_head_t conn_wq;
+
+	/* data path: executor, operation queue, completions */
+	struct mutex lock;
+	int err;			/* first fatal error, then refused */
+	int lost_err;			/* a peer went away (fail_work decides) */
+	bool dead;			/* QPs stopped: nothing may be posted */
+	u8 next_seq;
+	u64 next_id;
+	struct kcoll_task *active;
+	struct list_head queued;
+	struct list_head done;
+	u32 nops;			/* queued + active + done */
+	wait_queue_head_t done_wq;
+	struct delayed_work timeout_work;
+	struct work_struct fail_work;
+	u64 ops_done;
+	u64 bytes_done;
+};
+
+struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
+				     struct kcoll_rank *ranks, const char *algo);
+void kcoll_comm_destroy(struct kcoll_comm *comm);
+int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op);
+void kcoll_comm_fail(struct kcoll_comm *comm, int err);
+void kcoll_comm_lost(struct kcoll_comm *comm, int err);
+void kcoll_comm_advance(struct kcoll_comm *comm);
+int kcoll_comm_reap(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max,
+		    bool wait, u32 timeout_ms, u32 *count);
+void kcoll_comm_abort(struct kcoll_comm *comm);
+void kcoll_comms_remove_device(struct ib_device *ibdev);
+
+/* ---------------------------------------------------------------- file */
+
+struct kcoll_file {
+	struct mutex lock;		/* comm creation, registrations */
+	struct kcoll_comm *comm;
+	struct xarray regs;		/* handle -> struct kcoll_mr */
+	u32 next_handle;
+};
+
+int kcoll_dev_init(void);
+void kcoll_dev_exit(void);
+struct workqueue_struct *kcoll_wq_get(void);
+
+#endif /* KCOLL_H */

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * HCCL_ALGO strings into per-operation algorithm choices, through the
+ * shared parser (algo/kc_cfg): the syntax and the algorithm names are
+ * algo/'s business; this file only resolves the result per operation so
+ * that submitting an operation is a table look-up.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+
+#include "kc_cfg.h"
+#include "kcoll.h"
+
+int kcoll_algo_parse(const char *str, struct kcoll_algo_sel *sel)
+{
+	struct kc_algo_conf *conf;
+	char err[128] = "";
+	u32 op;
+	int ret;
+
+	conf = kzalloc(sizeof(*conf), GFP_KERNEL);
+	if (!conf)
+		return -ENOMEM;
+	ret = kc_cfg_parse(str, conf, err, sizeof(err));
+	if (ret) {
+		pr_info("HCCL_ALGO \"%s\": %s\n", str, err[0] ? err : "invalid");
+		goto out;
+	}
+	for (op = 0; op < KCOLL_OP_COUNT; op++) {
+		memset(&sel->op[op], 0, sizeof(sel->op[op]));
+		kc_cfg_for_op(conf, op, &sel->op[op], NULL, 0);
+	}
+out:
+	kfree(conf);
+	return ret;
+}

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Communicators: creation from a rank table, the queue of operations, the
+ * executor's life cycle, completions, failure and tear-down.
+ *
+ * Operations run one at a time in submission order: the next starts when
+ * the active one completes, so completions are in order and the executor
+ * of each operation sees only its own messages (the transport keeps
+ * messages that arrive early).  Submitting does the expensive part
+ * (pinning, plan building, DMA mapping) in the caller's context.
+ *
+ * comm->lock serialises everything that touches the executor; it is taken
+ * from the ioctl and from CQ completion work (process context).  A fatal
+ * error first stops the QPs (fail_work, without comm->lock, since draining
+ * waits for completion work that needs it), then completes every
+ * outstanding operation: no DMA can touch a buffer after its operation
+ * completed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "kcoll.h"
+#include "kcoll_compat.h"
+
+static LIST_HEAD(kcoll_comms);
+static DEFINE_MUTEX(kcoll_comms_lock);
+static atomic64_t kcoll_comm_ids = ATOMIC64_INIT(0);
+
+/* ------------------------------------------------------------ operations */
+
+static void kcoll_op_free(struct kcoll_task *op)
+{
+	u32 i;
+
+	if (op->ex_ready)
+		kc_exec_destroy(&op->ex);
+	op->ex_ready = false;
+	for (i = 0; i < KC_BUF_COUNT; i++) {
+		if (op->mr[i] && op->mr[i]->handle)
+			atomic_dec(&op->mr[i]->users);
+		op->mr[i] = NULL;
+		kcoll_mr_free(op->own[i]);
+		op->own[i] = NULL;
+	}
+	if (op->plan)
+		kc_plan_free(op->plan);
+	op->plan = NULL;
+	kvfree(op->a2av);
+	op->a2av = NULL;
+}
+
+/* Release an operation that never reached the queue. */
+void kcoll_op_destroy(struct kcoll_task *op)
+{
+	kcoll_op_free(op);
+	kfree(op);
+}
+
+static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_task *op, int status)
+{
+	op->cpl.status = status;
+	op->cpl.complete_ns = ktime_get_ns();
+	if (op->ex_ready)
+		op->cpl.bytes = op->ex.bytes_sent + op->ex.bytes_received;
+	kcoll_op_free(op);
+	list_add_tail(&op->node, &comm->done);
+	comm->ops_done++;
+	comm->bytes_done += op->cpl.bytes;
+	pr_debug("comm %llu: op %llu done: %d\n", comm->id, op->id, status);
+	if (comm->efd)
+		kcoll_eventfd_signal(comm->efd);
+	wake_up_all(&comm->done_wq);
+}
+
+static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
+{
+	struct kc_exec_cfg cfg = {
+		.chunk_bytes = comm->chunk_bytes,
+		.window = comm->slots,
+		.op_seq = op->seq,
+	};
+	void *bufs[KC_BUF_COUNT] = {};
+	u32 i;
+	int ret;
+
+	for (i = 0; i < KC_BUF_COUNT; i++)
+		if (op->mr[i])
+			bufs[i] = (u8 *)op->mr[i]->vaddr + op->mroff[i];
+	comm->active = op;
+	op->start_ns = ktime_get_ns();
+	ret = kc_exec_init(&op->ex, op->plan, bufs, &cfg, &kcoll_xport_ops, op);
+	if (ret) {
+		kcoll_comm_fail(comm, ret);
+		return;
+	}
+	op->ex_ready = true;
+	kc_exec_start(&op->ex);
+	for (i = 0; i < comm->nranks; i++)
+		if (i != comm->rank)
+			kcoll_conn_feed_early(&comm->conns[i]);
+	mod_delayed_work(kcoll_wq_get(), &comm->timeout_work,
+			 msecs_to_jiffies(comm->timeout_ms));
+}
+
+/*
+ * Complete what can be completed and start what can be started.
+ * comm->lock held.
+ */
+void kcoll_comm_advance(struct kcoll_comm *comm)
+{
+	for (;;) {
+		struct kcoll_task *op = comm->active;
+		int st;
+
+		if (op) {
+			st = op->ex_ready ? kc_exec_status(&op->ex) : comm->err;
+			if (st == -EINPROGRESS && !comm->dead)
+				return;
+			if (st == -EINPROGRESS || (st && !comm->dead)) {
+				/* Wait for fail_work to stop the QPs first. */
+				if (!comm->dead) {
+					kcoll_comm_fail(comm, st);
+					return;
+				}
+				st = comm->err;
+			}
+			comm->active = NULL;
+			kcoll_op_complete(comm, op, st);
+			if (list_empty(&comm->queued))
+				cancel_delayed_work(&comm->timeout_work);
+		}
+		op = list_first_entry_or_null(&comm->queued, struct kcoll_task, node);
+		if (!op)
+			return;
+		list_del(&op->node);
+		if (comm->err || comm->lost_err) {
+			if (!comm->dead) {
+				/* Keep it first in line until the QPs are stopped. */
+				list_add(&op->node, &comm->queued);
+				return;
+			}
+			kcoll_op_complete(comm, op, comm->err ? comm->err : comm->lost_err);
+			continue;
+		}
+		kcoll_op_start(comm, op);
+	}
+}
+
+/*
+ * Record a fatal error: the active operation ends with it and every later
+ * one is refused.  The QPs are stopped from fail_work.  comm->lock held.
+ */
+void kcoll_comm_fail(struct kcoll_comm *comm, int err)
+{
+	if (!err)
+		err = -EIO;
+	if (!comm->err) {
+		comm->err = err;
+		pr_debug("comm %llu: failed: %d\n", comm->id, err);
+	}
+	if (comm->active && comm->active->ex_ready)
+		kc_exec_fail(&comm->active->ex, comm->err);
+	if (!comm->dead)
+		queue_work(kcoll_wq_get(), &comm->fail_work);
+}
+
+/*
+ * A peer disconnected.  Its last messages (often the final credits of an
+ * operation it has finished) may still wait in our CQ, so the verdict is
+ * left to fail_work, which drains the QPs first.
+ */
+void kcoll_comm_lost(struct kcoll_comm *comm, int err)
+{
+	mutex_lock(&comm->lock);
+	if (!comm->lost_err)
+		comm->lost_err = err;
+	if (!comm->dead)
+		queue_work(kcoll_wq_get(), &comm->fail_work);
+	mutex_unlock(&comm->lock);
+}
+
+static void kcoll_comm_fail_work(struct work_struct *work)
+{
+	struct kcoll_comm *comm = container_of(work, struct kcoll_comm, fail_work);
+
+	kcoll_conns_stop(comm);
+	mutex_lock(&comm->lock);
+	comm->dead = true;
+	if (comm->lost_err)
+		kcoll_comm_fail(comm, comm->lost_err);
+	kcoll_comm_advance(comm);
+	mutex_unlock(&comm->lock);
+}
+
+static bool kcoll_comm_quiet(struct kcoll_comm *comm)
+{
+	bool quiet = true;
+	u32 i;
+
+	mutex_lock(&comm->lock);
+	for (i = 0; i < comm->nranks && !comm->dead; i++)
+		if (comm->conns[i].tx_busy)
+			quiet = false;
+	mutex_unlock(&comm->lock);
+	return quiet;
+}
+
+static void kcoll_comm_timeout_work(struct work_struct *work)
+{
+	struct kcoll_comm *comm = container_of(to_delayed_work(work), struct kcoll_comm,
+					       timeout_work);
+
+	mutex_lock(&comm->lock);
+	if (comm->active && comm->active->ex_ready &&
+	    kc_exec_status(&comm->active->ex) == -EINPROGRESS) {
+		u64 age_ms = (ktime_get_ns() - comm->active->start_ns) / NSEC_PER_MSEC;
+
+		if (age_ms >= comm->timeout_ms) {
+			pr_info("comm %llu: op %llu timed out after %u ms\n", comm->id,
+				comm->active->id, comm->timeout_ms);
+			kcoll_comm_fail(comm, -ETIMEDOUT);
+		} else {
+			mod_delayed_work(kcoll_wq_get(), &comm->timeout_work,
+					 msecs_to_jiffies(comm->timeout_ms - age_ms));
+		}
+	}
+	mutex_unlock(&comm->lock);
+}
+
+int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op)
+{
+	int ret = 0;
+
+	mutex_lock(&comm->lock);
+	if (comm->err || comm->lost_err) {
+		ret = comm->err ? comm->err : comm->lost_err;
+		goto out;
+	}
+	if (comm->nops >= KCOLL_MAX_INFLIGHT) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	op->comm = comm;
+	op->id = ++comm->next_id;
+	op->seq = comm->next_seq++;
+	op->cpl.op_id = op->id;
+	op->cpl.cookie = op->cookie;
+	op->cpl.submit_ns = ktime_get_ns();
+	comm->nops++;
+	list_add_tail(&op->node, &comm->queued);
+	if (!comm->active)
+		kcoll_comm_advance(comm);
+out:
+	mutex_unlock(&comm->lock);
+	return ret;
+}
+
+static bool kcoll_reap_ready(struct kcoll_comm *comm)
+{
+	bool ready;
+
+	mutex_lock(&comm->lock);
+	ready = !list_empty(&comm->done) || comm->nops == 0;
+	mutex_unlock(&comm->lock);
+	return ready;
+}
+
+int kcoll_comm_reap(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max,
+		    bool wait, u32 timeout_ms, u32 *count)
+{
+	struct kcoll_task *op, *tmp;
+	u32 n = 0;
+
+	*count = 0;
+	if (wait) {
+		long t = timeout_ms ? msecs_to_jiffies(timeout_ms) : MAX_SCHEDULE_TIMEOUT;
+
+		mutex_lock(&comm->lock);
+		if (!comm->nops) {
+			mutex_unlock(&comm->lock);
+			return -ENOENT;
+		}
+		mutex_unlock(&comm->lock);
+		t = wait_event_interruptible_timeout(comm->done_wq, kcoll_reap_ready(comm), t);
+		if (t < 0)
+			return -EINTR;
+		if (!t)
+			return -ETIMEDOUT;
+	}
+	mutex_lock(&comm->lock);
+	list_for_each_entry_safe(op, tmp, &comm->done, node) {
+		if (n == max)
+			break;
+		out[n++] = op->cpl;
+		list_del(&op->node);
+		comm->nops--;
+		kfree(op);
+	}
+	mutex_unlock(&comm->lock);
+	*count = n;
+	return 0;
+}
+
+static bool kcoll_comm_quiet(struct kcoll_comm *comm);
+
+void kcoll_comm_abort(struct kcoll_comm *comm)
+{
+	bool idle;
+
+	/*
+	 * With nothing running, what is still posted are credits for the
+	 * peers' last messages: let them out (bounded) so an abort right
+	 * after an operation does not fail that operation on the peers.
+	 */
+	mutex_lock(&comm->lock);
+	idle = !comm->active;
+	mutex_unlock(&comm->lock);
+	if (idle)
+		wait_event_timeout(comm->done_wq, kcoll_comm_quiet(comm), HZ);
+
+	mutex_lock(&comm->lock);
+	kcoll_comm_fail(comm, -ECANCELED);
+	mutex_unlock(&comm->lock);
+}
+
+/* ------------------------------------------------------ create, destroy */
+
+static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
+				  struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (!r->port || r->port > 65535) {
+		pr_info("rank %u: port %u out of range 1..65535\n", i, r->port);
+		return -EINVAL;
+	}
+	if (r->family == KCOLL_AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(r->port);
+		memcpy(&sin->sin_addr, r->addr, 4);
+		return 0;
+	}
+	if (r->family == KCOLL_AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(r->port);
+		memcpy(&sin6->sin6_addr, r->addr, 16);
+		return 0;
+	}
+	pr_info("rank %u: address family %u, expected %u (IPv4) or %u (IPv6)\n",
+		i, r->family, KCOLL_AF_INET, KCOLL_AF_INET6);
+	return -EINVAL;
+}
+
+static int kcoll_comm_topo(struct kcoll_comm *comm)
+{
+	char err[128] = "";
+	u32 *labels;
+	u32 i;
+	int ret;
+
+	labels = kvcalloc(2 * comm->nranks, sizeof(*labels), GFP_KERNEL);
+	if (!labels)
+		return -ENOMEM;
+	for (i = 0; i < comm->nranks; i++) {
+		labels[i] = comm->ranks[i].server_id;
+		labels[comm->nranks + i] = comm->ranks[i].pod_id;
+	}
+	ret = kc_topo_init(&comm->topo, comm->nranks, labels, labels + comm->nranks,
+			   err, sizeof(err));
+	if (ret)
+		pr_info("rank table: %s\n", err[0] ? err : "invalid topology");
+	kvfree(labels);
+	return ret;
+}
+
+static void kcoll_comm_free(struct kcoll_comm *comm)
+{
+	if (comm->topo.server_of)
+		kc_topo_free(&comm->topo);
+	if (comm->efd)
+		eventfd_ctx_put(comm->efd);
+	kvfree(comm->conns);
+	kvfree(comm->addrs);
+	kvfree(comm->ranks);
+	kfree(comm);
+}
+
+/*
+ * Create the communicator of a file.  @ranks (taken over) was copied from
+ * user space; @algo is NULL for the sysfs default.
+ */
+struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
+				     struct kcoll_rank *ranks, const char *algo)
+{
+	struct kcoll_tunables *tun;
+	struct kcoll_comm *comm;
+	u32 i;
+	int ret;
+
+	comm = kzalloc(sizeof(*comm), GFP_KERNEL);
+	tun = kzalloc(sizeof(*tun), GFP_KERNEL);
+	if (!comm || !tun) {
+		kfree(comm);
+		kfree(tun);
+		kvfree(ranks);
+		return ERR_PTR(-ENOMEM);
+	}
+	comm->ranks = ranks;
+	comm->rank = arg->rank;
+	comm->nranks = arg->nranks;
+	mutex_init(&comm->conn_lock);
+	mutex_init(&comm->lock);
+	init_waitqueue_head(&comm->conn_wq);
+	init_waitqueue_head(&comm->done_wq);
+	INIT_LIST_HEAD(&comm->queued);
+	INIT_LIST_HEAD(&comm->done);
+	INIT_LIST_HEAD(&comm->node);
+	INIT_DELAYED_WORK(&comm->timeout_work, kcoll_comm_timeout_work);
+	INIT_WORK(&comm->fail_work, kcoll_comm_fail_work);
+
+	kcoll_tunables_get(tun);
+	comm->chunk_bytes = arg->chunk_bytes ? arg->chunk_bytes : tun->chunk_bytes;
+	comm->slots = arg->slots ? arg->slots : tun->slots;
+	comm->timeout_ms = arg->timeout_ms ? arg->timeout_ms : tun->timeout_ms;
+	comm->connect_timeout_ms = arg->connect_timeout_ms ? arg->connect_timeout_ms :
+				   tun->connect_timeout_ms;
+	comm->sel = tun->sel;
+	ret = kcoll_check_chunk(comm->chunk_bytes) ?: kcoll_check_slots(comm->slots) ?:
+	      kcoll_check_timeout(comm->timeout_ms) ?:
+	      kcoll_check_timeout(comm->connect_timeout_ms);
+	if (ret)
+		goto err_free;
+	if (algo) {
+		ret = kcoll_algo_parse(algo, &comm->sel);
+		if (ret) {
+			pr_info("HCCL_ALGO string \"%s\" is not valid\n", algo);
+			goto err_free;
+		}
+	}
+
+	comm->addrs = kvcalloc(comm->nranks, sizeof(*comm->addrs), GFP_KERNEL);
+	comm->conns = kvcalloc(comm->nranks, sizeof(*comm->conns), GFP_KERNEL);
+	if (!comm->addrs || !comm->conns) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < comm->nranks; i++) {
+		ret = kcoll_rank_to_sockaddr(&ranks[i], i, &comm->addrs[i]);
+		if (ret)
+			goto err_free;
+		comm->conns[i].comm = comm;
+		comm->conns[i].peer = i;
+	}
+	ret = kcoll_comm_topo(comm);
+	if (ret)
+		goto err_free;
+	if (arg->eventfd >= 0) {
+		comm->efd = eventfd_ctx_fdget(arg->eventfd);
+		if (IS_ERR(comm->efd)) {
+			ret = PTR_ERR(comm->efd);
+			comm->efd = NULL;
+			goto err_free;
+		}
+	}
+	comm->id = atomic64_inc_return(&kcoll_comm_ids);
+
+	if (comm->nranks > 1) {
+		ret = kcoll_listen(comm);
+		if (ret)
+			goto err_free;
+	}
+	mutex_lock(&kcoll_comms_lock);
+	list_add_tail(&comm->node, &kcoll_comms);
+	mutex_unlock(&kcoll_comms_lock);
+
+	if (comm->nranks > 1) {
+		ret = kcoll_conns_connect(comm);
+		if (ret)
+			goto err_unlist;
+	}
+	pr_debug("comm %llu: rank %u of %u up\n", comm->id, comm->rank, comm->nranks);
+	kfree(tun);
+	return comm;
+
+err_unlist:
+	mutex_lock(&kcoll_comms_lock);
+	list_del(&comm->node);
+	mutex_unlock(&kcoll_comms_lock);
+	kcoll_conns_destroy(comm);
+err_free:
+	kfree(tun);
+	kcoll_comm_free(comm);
+	return ERR_PTR(ret);
+}
+
+void kcoll_comm_destroy(struct kcoll_comm *comm)
+{
+	struct kcoll_task *op, *tmp;
+
+	mutex_lock(&kcoll_comms_lock);
+	list_del(&comm->node);
+	mutex_unlock(&kcoll_comms_lock);
+
+	/*
+	 * Let posted sends (the credits for the peers' last messages above
+	 * all) reach the peers before disconnecting, or their operations
+	 * would miss them.  Bounded: a dead peer does not hold us.
+	 */
+	wait_event_timeout(comm->done_wq, kcoll_comm_quiet(comm), HZ);
+
+	mutex_lock(&comm->lock);
+	kcoll_comm_fail(comm, -ECANCELED);
+	mutex_unlock(&comm->lock);
+	cancel_work_sync(&comm->fail_work);
+	cancel_delayed_work_sync(&comm->timeout_work);
+
+	/* Stop DMA, then complete (and so release) every operation. */
+	kcoll_conns_stop(comm);
+	mutex_lock(&comm->lock);
+	comm->dead = true;
+	kcoll_comm_advance(comm);
+	mutex_unlock(&comm->lock);
+	cancel_delayed_work_sync(&comm->timeout_work);
+	cancel_work_sync(&comm->fail_work);
+
+	kcoll_conns_destroy(comm);
+	list_for_each_entry_safe(op, tmp, &comm->done, node) {
+		list_del(&op->node);
+		kfree(op);
+	}
+	pr_debug("comm %llu destroyed\n", comm->id);
+	kcoll_comm_free(comm);
+}
+
+/* ib_client.remove: fail and disconnect every communicator on @ibdev. */
+void kcoll_comms_remove_device(struct ib_device *ibdev)
+{
+	struct kcoll_comm *comm;
+
+	mutex_lock(&kcoll_comms_lock);
+	list_for_each_entry(comm, &kcoll_comms, node) {
+		if (!kcoll_rdma_uses_device(comm, ibdev))
+			continue;
+		pr_info("comm %llu: RDMA device %s removed\n", comm->id,
+			dev_name(&ibdev->dev));
+		/* What fail_work does, synchronously: the device goes now. */
+		mutex_lock(&comm->lock);
+		kcoll_comm_fail(comm, -ENODEV);
+		mutex_unlock(&comm->lock);
+		kcoll_conns_stop(comm);
+		mutex_lock(&comm->lock);
+		comm->dead = true;
+		kcoll_comm_advance(comm);
+		mutex_unlock(&comm->lock);
+		kcoll_rdma_remove_device(comm, ibdev);
+	}
+	mutex_unlock(&kcoll_comms_lock);
+}

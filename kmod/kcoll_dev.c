@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/kcoll: the misc device and its ioctls.
+ *
+ * Every ioctl argument starts with its size and is read with
+ * copy_struct_from_user(), so old binaries keep working when a struct
+ * grows.  Arguments are checked completely before anything changes: a
+ * failing ioctl leaves the file as it was.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "kc_reduce.h"
+#include "kcoll.h"
+#include "kcoll_version.h"
+
+#define KCOLL_REAP_MAX		256
+
+static struct workqueue_struct *kcoll_wq;
+
+struct workqueue_struct *kcoll_wq_get(void)
+{
+	return kcoll_wq;
+}
+
+/* Read a size-first ioctl struct of at least @min bytes. */
+static int kcoll_copy_in(void *k, size_t ksize, const void __user *u, size_t min)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)u))
+		return -EFAULT;
+	if (usize < min)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(k, ksize, u, usize);
+}
+
+/* Write back at most the caller's size of the struct. */
+static int kcoll_copy_out(void __user *u, const void *k, size_t ksize)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)u))
+		return -EFAULT;
+	if (copy_to_user(u, k, min_t(size_t, usize, ksize)))
+		return -EFAULT;
+	return 0;
+}
+
+static u32 kcoll_mask(u32 n)
+{
+	return n >= 32 ? ~0u : (1u << n) - 1;
+}
+
+static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_tunables *tun;
+	struct kcoll_info info;
+	u32 i;
+	int ret;
+
+	ret = kcoll_copy_in(&info, sizeof(info), uarg, sizeof(u32));
+	if (ret)
+		return ret;
+	tun = kzalloc(sizeof(*tun), GFP_KERNEL);
+	if (!tun)
+		return -ENOMEM;
+	kcoll_tunables_get(tun);
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	info.abi_version = KCOLL_ABI_VERSION;
+	info.features = KCOLL_FEAT_EVENTFD | KCOLL_FEAT_USERPTR | KCOLL_FEAT_IPV6 |
+			KCOLL_FEAT_ALLTOALLV;
+	info.ops = kcoll_mask(KCOLL_OP_COUNT);
+	info.redops = kcoll_mask(KCOLL_REDOP_COUNT);
+	for (i = 0; i < KCOLL_DTYPE_COUNT; i++)
+		if (kc_dtype_size(i))
+			info.dtypes |= 1u << i;
+	info.algos = 1u << KCOLL_ALGO_AUTO;
+	for (i = 0; i < KCOLL_ALGO_COUNT; i++)
+		if (kc_algo_get(i))
+			info.algos |= 1u << i;
+	info.max_ranks = KCOLL_MAX_RANKS;
+	info.max_inflight = KCOLL_MAX_INFLIGHT;
+	info.max_reg_bytes = KCOLL_MAX_REG_BYTES;
+	info.chunk_bytes = tun->chunk_bytes;
+	info.slots = tun->slots;
+	info.timeout_ms = tun->timeout_ms;
+	info.connect_timeout_ms = tun->connect_timeout_ms;
+	info.version = KCOLL_VERSION_CODE;
+	kfree(tun);
+	return kcoll_copy_out(uarg, &info, sizeof(info));
+}
+
+static struct kcoll_rank *kcoll_ranks_copy(const struct kcoll_comm_create *arg)
+{
+	const u8 __user *u = u64_to_user_ptr(arg->ranks);
+	struct kcoll_rank *r;
+	u32 i;
+	int ret;
+
+	r = kvcalloc(arg->nranks, sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return ERR_PTR(-ENOMEM);
+	for (i = 0; i < arg->nranks; i++) {
+		ret = copy_struct_from_user(&r[i], sizeof(*r), u + (u64)i * arg->rank_size,
+					    arg->rank_size);
+		if (ret) {
+			kvfree(r);
+			return ERR_PTR(ret);
+		}
+	}
+	return r;
+}
+
+static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_comm_create arg;
+	struct kcoll_rank *ranks;
+	struct kcoll_comm *comm;
+	char *algo = NULL;
+	int ret;
+
+	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), ranks));
+	if (ret)
+		return ret;
+	if (arg.flags || !arg.nranks || arg.nranks > KCOLL_MAX_RANKS ||
+	    arg.rank >= arg.nranks || arg.rank_size < sizeof(struct kcoll_rank) ||
+	    arg.rank_size > PAGE_SIZE || !arg.ranks) {
+		pr_debug("create: bad flags, rank %u, nranks %u or rank_size %u\n",
+			 arg.rank, arg.nranks, arg.rank_size);
+		return -EINVAL;
+	}
+	if (arg.size < offsetofend(typeof(arg), eventfd))
+		arg.eventfd = -1;
+
+	mutex_lock(&kf->lock);
+	if (kf->comm) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (arg.algo) {
+		algo = strndup_user(u64_to_user_ptr(arg.algo), KCOLL_ALGO_STR_MAX);
+		if (IS_ERR(algo)) {
+			ret = PTR_ERR(algo);
+			algo = NULL;
+			goto out;
+		}
+	}
+	ranks = kcoll_ranks_copy(&arg);
+	if (IS_ERR(ranks)) {
+		ret = PTR_ERR(ranks);
+		goto out;
+	}
+	comm = kcoll_comm_create(&arg, ranks, algo);
+	if (IS_ERR(comm)) {
+		ret = PTR_ERR(comm);
+		goto out;
+	}
+	arg.comm_id = comm->id;
+	ret = kcoll_copy_out(uarg, &arg, sizeof(arg));
+	if (ret) {
+		kcoll_comm_destroy(comm);
+		goto out;
+	}
+	kf->comm = comm;
+out:
+	mutex_unlock(&kf->lock);
+	kfree(algo);
+	return ret;
+}
+
+static long kcoll_ioctl_reg(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_mem_reg arg;
+	struct kcoll_mr *mr;
+	u32 id;
+	int ret;
+
+	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), handle));
+	if (ret)
+		return ret;
+	if (arg.flags || !arg.len || arg.len > KCOLL_MAX_REG_BYTES)
+		return -EINVAL;
+	mr = kcoll_mr_pin(arg.addr, arg.len);
+	if (IS_ERR(mr))
+		return PTR_ERR(mr);
+	mutex_lock(&kf->lock);
+	ret = xa_alloc(&kf->regs, &id, mr, xa_limit_31b, GFP_KERNEL);
+	if (ret)
+		goto err_unlock;
+	mr->handle = id;
+	arg.handle = id;
+	ret = kcoll_copy_out(uarg, &arg, sizeof(arg));
+	if (ret) {
+		xa_erase(&kf->regs, id);
+		goto err_unlock;
+	}
+	mutex_unlock(&kf->lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&kf->lock);
+	kcoll_mr_free(mr);
+	return ret;
+}
+
+static long kcoll_ioctl_dereg(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_mem_dereg arg;
+	struct kcoll_mr *mr;
+	int ret;
+
+	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), handle));
+	if (ret)
+		return ret;
+	if (arg.flags)
+		return -EINVAL;
+	if (!arg.handle || arg.handle > U32_MAX)
+		return -ENOENT;
+	mutex_lock(&kf->lock);
+	mr = xa_load(&kf->regs, arg.handle);
+	if (!mr) {
+		ret = -ENOENT;
+	} else if (atomic_read(&mr->users)) {
+		ret = -EBUSY;
+	} else {
+		xa_erase(&kf->regs, arg.handle);
+		kcoll_mr_free(mr);
+	}
+	mutex_unlock(&kf->lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------- submit */
+
+struct kcoll_uva {
+	u64 va;			/* user address of the first byte */
+	u64 bytes;
+	struct kcoll_mr *reg;	/* registration, or NULL for a plain pointer */
+	u64 off;		/* offset inside reg */
+};
+
+static int kcoll_resolve(struct kcoll_file *kf, const struct kcoll_buf *b, u64 bytes,
+			 struct kcoll_uva *u)
+{
+	memset(u, 0, sizeof(*u));
+	u->bytes = bytes;
+	if (!b->handle) {
+		u->va = b->addr;
+		if (bytes && !b->addr)
+			return -EFAULT;
+		return 0;
+	}
+	if (b->handle > U32_MAX)
+		return -ENOENT;
+	u->reg = xa_load(&kf->regs, b->handle);
+	if (!u->reg)
+		return -ENOENT;
+	if (b->addr > u->reg->len || bytes > u->reg->len - b->addr)
+		return -ERANGE;
+	u->off = b->addr;
+	u->va = u->reg->uaddr + b->addr;
+	return 0;
+}
+
+/* NCCL's in-place convention, from the addresses. */
+static bool kcoll_inplace(const struct kc_op_desc *d, u32 rank, const struct kcoll_uva *s,
+			  const struct kcoll_uva *r)
+{
+	u64 n = d->count * kc_dtype_size(d->dtype);
+
+	if (!s->va || !r->va)
+		return false;
+	switch (d->op) {
+	case KCOLL_OP_REDUCESCATTER:
+	case KCOLL_OP_SCATTER:
+		return r->va == s->va + rank * n;
+	case KCOLL_OP_ALLGATHER:
+	case KCOLL_OP_GATHER:
+		return s->va == r->va + rank * n;
+	case KCOLL_OP_BARRIER:
+		return false;
+	default:
+		return s->va == r->va;
+	}
+}
+
+static void kcoll_use_reg(struct kcoll_task *op, u32 b, const struct kcoll_uva *u)
+{
+	op->mr[b] = u->reg;
+	op->mroff[b] = u->reg->pgoff + u->off;
+	atomic_inc(&u->reg->users);
+}
+
+/*
+ * Give the operation its send and receive mappings.  Plain pointers are
+ * pinned now; overlapping ones once, so in-place steps see one mapping.
+ */
+static int kcoll_map_bufs(struct kcoll_task *op, const struct kcoll_uva *s,
+			  const struct kcoll_uva *r)
+{
+	const struct kcoll_uva *u[2] = { s, r };
+	u32 b;
+
+	if (s->bytes && r->bytes && !s->reg && !r->reg &&
+	    s->va < r->va + r->bytes && r->va < s->va + s->bytes) {
+		u64 lo = min(s->va, r->va), hi = max(s->va + s->bytes, r->va + r->bytes);
+		struct kcoll_mr *mr = kcoll_mr_pin(lo, hi - lo);
+
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		op->own[KC_BUF_SEND] = mr;
+		op->mr[KC_BUF_SEND] = mr;
+		op->mr[KC_BUF_RECV] = mr;
+		op->mroff[KC_BUF_SEND] = mr->pgoff + (s->va - lo);
+		op->mroff[KC_BUF_RECV] = mr->pgoff + (r->va - lo);
+		return 0;
+	}
+	for (b = KC_BUF_SEND; b <= KC_BUF_RECV; b++) {
+		struct kcoll_mr *mr;
+
+		if (!u[b]->bytes)
+			continue;
+		if (u[b]->reg) {
+			kcoll_use_reg(op, b, u[b]);
+			continue;
+		}
+		mr = kcoll_mr_pin(u[b]->va, u[b]->bytes);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		op->own[b] = mr;
+		op->mr[b] = mr;
+		op->mroff[b] = mr->pgoff;
+	}
+	return 0;
+}
+
+static struct ib_device *kcoll_comm_ibdev(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_ibdev *kdev = READ_ONCE(comm->conns[i].kdev);
+
+		if (kdev)
+			return kdev->ibdev;
+	}
+	return NULL;
+}
+
+static int kcoll_copy_a2av(struct kcoll_task *op, const struct kcoll_submit *arg, u32 n)
+{
+	const u64 ptrs[4] = { arg->scounts, arg->sdispls, arg->rcounts, arg->rdispls };
+	u32 i;
+
+	if (arg->op != KCOLL_OP_ALLTOALLV)
+		return 0;
+	for (i = 0; i < 4; i++)
+		if (!ptrs[i])
+			return -EINVAL;
+	op->a2av = kvcalloc(4 * (size_t)n, sizeof(u64), GFP_KERNEL);
+	if (!op->a2av)
+		return -ENOMEM;
+	for (i = 0; i < 4; i++)
+		if (copy_from_user(op->a2av + (size_t)i * n, u64_to_user_ptr(ptrs[i]),
+				   (size_t)n * sizeof(u64)))
+			return -EFAULT;
+	op->desc.scounts = op->a2av;
+	op->desc.sdispls = op->a2av + n;
+	op->desc.rcounts = op->a2av + 2 * (size_t)n;
+	op->desc.rdispls = op->a2av + 3 * (size_t)n;
+	return 0;
+}
+
+static int kcoll_prepare(struct kcoll_file *kf, struct kcoll_comm *comm, struct kcoll_task *op,
+			 const struct kcoll_submit *arg)
+{
+	struct kcoll_uva s, r;
+	struct ib_device *ibdev;
+	char err[128] = "";
+	u64 sb, rb;
+	u32 i;
+	int ret;
+
+	op->desc.op = arg->op;
+	op->desc.dtype = arg->op == KCOLL_OP_BARRIER ? KCOLL_UINT8 : arg->dtype;
+	op->desc.redop = arg->redop;
+	op->desc.root = arg->root;
+	op->desc.count = arg->op == KCOLL_OP_BARRIER ? 0 : arg->count;
+	op->cookie = arg->cookie;
+	ret = kcoll_copy_a2av(op, arg, comm->nranks);
+	if (ret)
+		return ret;
+	ret = kc_op_validate(&op->desc, comm->nranks, err, sizeof(err));
+	if (ret)
+		goto msg;
+	ret = kc_op_buf_bytes(&op->desc, comm->nranks, comm->rank, &sb, &rb);
+	if (ret)
+		return ret;
+
+	ret = kcoll_resolve(kf, &arg->send, sb, &s);
+	if (ret)
+		return ret;
+	ret = kcoll_resolve(kf, &arg->recv, rb, &r);
+	if (ret)
+		return ret;
+	if (kcoll_inplace(&op->desc, comm->rank, &s, &r))
+		op->desc.flags |= KC_OP_F_INPLACE;
+
+	ret = kc_plan_build(&comm->topo, comm->rank, &op->desc,
+			    &comm->sel.op[op->desc.op], &op->plan, err, sizeof(err));
+	if (ret)
+		goto msg;
+
+	ret = kcoll_map_bufs(op, &s, &r);
+	if (ret)
+		return ret;
+	if (op->plan->scratch_bytes) {
+		struct kcoll_mr *mr = kcoll_mr_alloc_kernel(op->plan->scratch_bytes);
+
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		op->own[KC_BUF_SCRATCH] = mr;
+		op->mr[KC_BUF_SCRATCH] = mr;
+	}
+	ibdev = kcoll_comm_ibdev(comm);
+	for (i = 0; ibdev && i < KC_BUF_COUNT; i++) {
+		if (!op->mr[i])
+			continue;
+		ret = kcoll_mr_dma_map(op->mr[i], ibdev);
+		if (ret)
+			return ret;
+	}
+	return 0;
+
+msg:
+	pr_debug("submit: %s\n", err[0] ? err : "invalid operation");
+	return ret;
+}
+
+static long kcoll_ioctl_submit(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_submit arg;
+	struct kcoll_comm *comm;
+	struct kcoll_task *op;
+	int ret;
+
+	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), op_id));
+	if (ret)
+		return ret;
+	if (arg.flags)
+		return -EINVAL;
+	op = kzalloc(sizeof(*op), GFP_KERNEL);
+	if (!op)
+		return -ENOMEM;
+	mutex_lock(&kf->lock);
+	comm = kf->comm;
+	if (!comm) {
+		ret = -ENOTCONN;
+		goto err;
+	}
+	ret = kcoll_prepare(kf, comm, op, &arg);
+	if (ret)
+		goto err;
+	ret = kcoll_comm_submit(comm, op);
+	if (ret)
+		goto err;
+	arg.op_id = op->cpl.op_id;
+	mutex_unlock(&kf->lock);
+	/* The operation runs; a bad output pointer only loses its id. */
+	return put_user(arg.op_id, (u64 __user *)(uarg + offsetof(typeof(arg), op_id)));
+
+err:
+	mutex_unlock(&kf->lock);
+	kcoll_op_destroy(op);
+	return ret;
+}
+
+static long kcoll_ioctl_reap(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_completion *cpl;
+	struct kcoll_comm *comm;
+	struct kcoll_reap arg;
+	u8 __user *out;
+	u32 i, n;
+	int ret;
+
+	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), entry_size));
+	if (ret)
+		return ret;
+	if ((arg.flags & ~KCOLL_REAP_WAIT) || !arg.max ||
+	    arg.entry_size < sizeof(*cpl) || arg.entry_size > PAGE_SIZE || !arg.entries)
+		return -EINVAL;
+	out = u64_to_user_ptr(arg.entries);
+	if (!access_ok(out, (u64)arg.entry_size * min_t(u32, arg.max, KCOLL_REAP_MAX)))
+		return -EFAULT;
+	mutex_lock(&kf->lock);
+	comm = kf->comm;
+	mutex_unlock(&kf->lock);
+	if (!comm)
+		return -ENOTCONN;
+	n = min_t(u32, arg.max, KCOLL_REAP_MAX);
+	cpl = kcalloc(n, sizeof(*cpl), GFP_KERNEL);
+	if (!cpl)
+		return -ENOMEM;
+	ret = kcoll_comm_reap(comm, cpl, n, arg.flags & KCOLL_REAP_WAIT, arg.timeout_ms, &n);
+	if (ret)
+		goto out;
+	for (i = 0; i < n; i++) {
+		u8 __user *e = out + (u64)i * arg.entry_size;
+
+		if (copy_to_user(e, &cpl[i], sizeof(*cpl)) ||
+		    clear_user(e + sizeof(*cpl), arg.entry_size - sizeof(*cpl))) {
+			ret = -EFAULT;
+			goto out;
+		}
+	}
+	ret = put_user(n, (u32 __user *)(uarg + offsetof(typeof(arg), count)));
+out:
+	kfree(cpl);
+	return ret;
+}
+
+static long kcoll_ioctl_abort(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_abort arg;
+	int ret;
+
+	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), flags));
+	if (ret)
+		return ret;
+	if (arg.flags)
+		return -EINVAL;
+	mutex_lock(&kf->lock);
+	if (kf->comm)
+		kcoll_comm_abort(kf->comm);
+	else
+		ret = -ENOTCONN;
+	mutex_unlock(&kf->lock);
+	return ret;
+}
+
+static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct kcoll_file *kf = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	if (_IOC_TYPE(cmd) != KCOLL_IOC_MAGIC || _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE))
+		return -ENOTTY;
+	/* Dispatch on the number alone: the size part grows with the struct. */
+	switch (_IOC_NR(cmd)) {
+	case _IOC_NR(KCOLL_IOC_INFO):
+		return kcoll_ioctl_info(kf, uarg);
+	case _IOC_NR(KCOLL_IOC_COMM_CREATE):
+		return kcoll_ioctl_create(kf, uarg);
+	case _IOC_NR(KCOLL_IOC_MEM_REG):
+		return kcoll_ioctl_reg(kf, uarg);
+	case _IOC_NR(KCOLL_IOC_MEM_DEREG):
+		return kcoll_ioctl_dereg(kf, uarg);
+	case _IOC_NR(KCOLL_IOC_SUBMIT):
+		return kcoll_ioctl_submit(kf, uarg);
+	case _IOC_NR(KCOLL_IOC_REAP):
+		return kcoll_ioctl_reap(kf, uarg);
+	case _IOC_NR(KCOLL_IOC_ABORT):
+		return kcoll_ioctl_abort(kf, uarg);
+	}
+	return -ENOTTY;
+}
+
+static int kcoll_open(struct inode *inode, struct file *file)
+{
+	struct kcoll_file *kf;
+
+	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+	if (!kf)
+		return -ENOMEM;
+	mutex_init(&kf->lock);
+	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
+	file->private_data = kf;
+	return nonseekable_open(inode, file);
+}
+
+/* Last close, or the process died: tear everything down. */
+static int kcoll_release(struct inode *inode, struct file *file)
+{
+	struct kcoll_file *kf = file->private_data;
+	struct kcoll_mr *mr;
+	unsigned long id;
+
+	if (kf->comm)
+		kcoll_comm_destroy(kf->comm);
+	xa_for_each(&kf->regs, id, mr)
+		kcoll_mr_free(mr);
+	xa_destroy(&kf->regs);
+	mutex_destroy(&kf->lock);
+	kfree(kf);
+	return 0;
+}
+
+static const struct file_operations kcoll_fops = {
+	.owner = THIS_MODULE,
+	.open = kcoll_open,
+	.release = kcoll_release,
+	.unlocked_ioctl = kcoll_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice kcoll_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "kcoll",
+	.fops = &kcoll_fops,
+	.mode = 0666,
+	.groups = kcoll_sysfs_groups,
+};
+
+int kcoll_dev_init(void)
+{
+	int ret;
+
+	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!kcoll_wq)
+		return -ENOMEM;
+	ret = misc_register(&kcoll_misc);
+	if (ret) {
+		destroy_workqueue(kcoll_wq);
+		return ret;
+	}
+	return 0;
+}
+
+void kcoll_dev_exit(void)
+{
+	misc_deregister(&kcoll_misc);
+	destroy_workqueue(kcoll_wq);
+}

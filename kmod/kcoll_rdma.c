@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMA plumbing: the ib_client that tracks devices (one PD each), the
+ * per-communicator rdma_cm listener, and one RC connection per peer.
+ *
+ * Rank r connects to every rank below it and accepts every rank above it,
+ * so each pair has exactly one QP and no side has to guess.  The request's
+ * private data carries the rank and the parameters both sides must agree
+ * on; a mismatch is rejected.
+ *
+ * rdma_cm handlers run in process context with the id's handler mutex
+ * held.  They create the QP (ADDR_RESOLVED or CONNECT_REQUEST), connect
+ * (ROUTE_RESOLVED) and report state; they never destroy their own id.
+ * Tear-down (process context, comm->conn_lock) follows the order the core
+ * requires: rdma_disconnect, ib_drain_qp, rdma_destroy_qp, ib_cq_pool_put,
+ * rdma_destroy_id, free the slots.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+
+#include "kcoll.h"
+
+#define KCOLL_CM_MAGIC		0x6b636f6cu	/* "kcol" */
+#define KCOLL_CM_VERSION	1
+#define KCOLL_RETRY_MS		100
+
+/* Connection request/accept private data (fits the 56-byte IB CM limit). */
+struct kcoll_cm_priv {
+	__le32 magic;
+	__le32 version;
+	__le32 rank;
+	__le32 nranks;
+	__le32 chunk_bytes;
+	__le32 slots;
+};
+
+static LIST_HEAD(kcoll_ibdevs);
+static DEFINE_MUTEX(kcoll_ibdevs_lock);
+
+static int kcoll_ib_add(struct ib_device *ibdev);
+static void kcoll_ib_remove(struct ib_device *ibdev, void *client_data);
+
+static struct ib_client kcoll_ib_client = {
+	.name = "kcoll",
+	.add = kcoll_ib_add,
+	.remove = kcoll_ib_remove,
+};
+
+static int kcoll_ib_add(struct ib_device *ibdev)
+{
+	struct kcoll_ibdev *kdev;
+	int ret;
+
+	kdev = kzalloc(sizeof(*kdev), GFP_KERNEL);
+	if (!kdev)
+		return -ENOMEM;
+	kdev->ibdev = ibdev;
+	kdev->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(kdev->pd)) {
+		ret = PTR_ERR(kdev->pd);
+		kfree(kdev);
+		return ret;
+	}
+	mutex_lock(&kcoll_ibdevs_lock);
+	list_add_tail(&kdev->node, &kcoll_ibdevs);
+	mutex_unlock(&kcoll_ibdevs_lock);
+	ib_set_client_data(ibdev, &kcoll_ib_client, kdev);
+	pr_debug("device %s added\n", dev_name(&ibdev->dev));
+	return 0;
+}
+
+/*
+ * Runs before rdma_cm's own removal (clients go LIFO), so every QP, CQ and
+ * cm_id of ours on this device is gone before the core waits for them.
+ */
+static void kcoll_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct kcoll_ibdev *kdev = client_data;
+
+	kcoll_comms_remove_device(ibdev);
+	mutex_lock(&kcoll_ibdevs_lock);
+	list_del(&kdev->node);
+	mutex_unlock(&kcoll_ibdevs_lock);
+	ib_dealloc_pd(kdev->pd);
+	kfree(kdev);
+	pr_debug("device %s removed\n", dev_name(&ibdev->dev));
+}
+
+struct kcoll_ibdev *kcoll_ibdev_get(struct ib_device *ibdev)
+{
+	return ib_get_client_data(ibdev, &kcoll_ib_client);
+}
+
+int kcoll_rdma_init(void)
+{
+	return ib_register_client(&kcoll_ib_client);
+}
+
+void kcoll_rdma_exit(void)
+{
+	ib_unregister_client(&kcoll_ib_client);
+}
+
+/* ------------------------------------------------------------ QP setup */
+
+static void kcoll_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct kcoll_conn *conn = ctx;
+	struct kcoll_comm *comm = conn->comm;
+
+	pr_debug("comm %llu: QP to rank %u: %s\n", comm->id, conn->peer,
+		 ib_event_msg(ev->event));
+	if (ev->event == IB_EVENT_QP_FATAL || ev->event == IB_EVENT_QP_ACCESS_ERR ||
+	    ev->event == IB_EVENT_QP_REQ_ERR) {
+		mutex_lock(&comm->lock);
+		kcoll_comm_fail(comm, -EIO);
+		mutex_unlock(&comm->lock);
+	}
+}
+
+static void kcoll_conn_destroy_qp(struct kcoll_conn *conn)
+{
+	if (conn->qp) {
+		rdma_destroy_qp(conn->cm_id);
+		conn->qp = NULL;
+	}
+	if (conn->cq) {
+		ib_cq_pool_put(conn->cq, conn->cq_size);
+		conn->cq = NULL;
+	}
+	kcoll_conn_free_queues(conn);
+	conn->kdev = NULL;
+}
+
+static int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct ib_qp_init_attr attr = {};
+	u32 need_sge;
+	int ret;
+
+	conn->kdev = kcoll_ibdev_get(id->device);
+	if (!conn->kdev)
+		return -ENODEV;
+	/* A chunk starting mid-page spans one page more than it fills. */
+	need_sge = DIV_ROUND_UP(comm->chunk_bytes, PAGE_SIZE) + 1;
+	conn->nsge = min_t(u32, id->device->attrs.max_send_sge, KCOLL_MAX_SGE);
+	if (need_sge > conn->nsge) {
+		pr_err("comm %llu: chunk_bytes %u needs %u SGEs, device %s has %u\n",
+		       comm->id, comm->chunk_bytes, need_sge,
+		       dev_name(&id->device->dev), conn->nsge);
+		conn->kdev = NULL;
+		return -EINVAL;
+	}
+	conn->nsge = need_sge;
+	ret = kcoll_conn_alloc_queues(conn);
+	if (ret) {
+		conn->kdev = NULL;
+		return ret;
+	}
+	/* +1 on each queue for the drain work request. */
+	conn->cq_size = conn->ntx + 1 + conn->nrx + 1;
+	conn->cq = ib_cq_pool_get(id->device, conn->cq_size, -1, IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		conn->cq = NULL;
+		goto err;
+	}
+	attr.event_handler = kcoll_qp_event;
+	attr.qp_context = conn;
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.cap.max_send_wr = conn->ntx + 1;
+	attr.cap.max_recv_wr = conn->nrx + 1;
+	attr.cap.max_send_sge = conn->nsge;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(id, conn->kdev->pd, &attr);
+	if (ret)
+		goto err;
+	conn->qp = id->qp;
+	ret = kcoll_conn_post_rx_all(conn);
+	if (ret)
+		goto err;
+	return 0;
+
+err:
+	kcoll_conn_destroy_qp(conn);
+	return ret;
+}
+
+static void kcoll_priv_fill(const struct kcoll_comm *comm, struct kcoll_cm_priv *p)
+{
+	p->magic = cpu_to_le32(KCOLL_CM_MAGIC);
+	p->version = cpu_to_le32(KCOLL_CM_VERSION);
+	p->rank = cpu_to_le32(comm->rank);
+	p->nranks = cpu_to_le32(comm->nranks);
+	p->chunk_bytes = cpu_to_le32(comm->chunk_bytes);
+	p->slots = cpu_to_le32(comm->slots);
+}
+
+static void kcoll_conn_param(struct rdma_conn_param *param, const struct kcoll_cm_priv *p)
+{
+	memset(param, 0, sizeof(*param));
+	param->private_data = p;
+	param->private_data_len = sizeof(*p);
+	param->flow_control = 1;
+	param->retry_count = 7;
+	param->rnr_retry_count = 7;
+}
+
+static void kcoll_conn_set(struct kcoll_conn *conn, int state, int err)
+{
+	conn->state = state;
+	conn->cm_err = err;
+	wake_up_all(&conn->comm->conn_wq);
+}
+
+/* An established connection went away: the communicator cannot go on. */
+static void kcoll_conn_lost(struct kcoll_conn *conn, int err)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	kcoll_conn_set(conn, KCOLL_CONN_FAILED, err);
+	pr_debug("comm %llu: connection to rank %u lost: %d\n", comm->id, conn->peer, err);
+	kcoll_comm_lost(comm, err);
+}
+
+static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct kcoll_conn *conn = id->context;
+	struct kcoll_comm *comm = conn->comm;
+	struct rdma_conn_param param;
+	struct kcoll_cm_priv priv;
+	int ret;
+
+	pr_debug("comm %llu: rank %u: %s (%d)\n", comm->id, conn->peer,
+		 rdma_event_msg(ev->event), ev->status);
+	if (conn->state == KCOLL_CONN_CLOSED)
+		return 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = kcoll_conn_create_qp(conn, id);
+		if (!ret)
+			ret = rdma_resolve_route(id, comm->connect_timeout_ms);
+		if (ret)
+			kcoll_conn_set(conn, KCOLL_CONN_FAILED, ret);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		kcoll_priv_fill(comm, &priv);
+		kcoll_conn_param(&param, &priv);
+		ret = rdma_connect_locked(id, &param);
+		if (ret)
+			kcoll_conn_set(conn, KCOLL_CONN_FAILED, ret);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		kcoll_conn_set(conn, KCOLL_CONN_UP, 0);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -EHOSTUNREACH);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNREFUSED);
+		break;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (conn->state == KCOLL_CONN_UP)
+			kcoll_conn_lost(conn, -ECONNRESET);
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* kcoll_ib_remove() has already torn this connection down. */
+	default:
+		break;
+	}
+	return 0;
+}
+
+static bool kcoll_priv_ok(const struct kcoll_comm *comm, const struct rdma_cm_event *ev,
+			  u32 *peer)
+{
+	const struct kcoll_cm_priv *p = ev->param.conn.private_data;
+
+	if (!p || ev->param.conn.private_data_len < sizeof(*p))
+		return false;
+	if (le32_to_cpu(p->magic) != KCOLL_CM_MAGIC ||
+	    le32_to_cpu(p->version) != KCOLL_CM_VERSION ||
+	    le32_to_cpu(p->nranks) != comm->nranks ||
+	    le32_to_cpu(p->chunk_bytes) != comm->chunk_bytes ||
+	    le32_to_cpu(p->slots) != comm->slots)
+		return false;
+	*peer = le32_to_cpu(p->rank);
+	/* Only higher ranks connect to us. */
+	return *peer > comm->rank && *peer < comm->nranks;
+}
+
+/* CONNECT_REQUEST on a child of the listener; id->context is the comm. */
+static int kcoll_cm_request(struct kcoll_comm *comm, struct rdma_cm_id *id,
+			    struct rdma_cm_event *ev)
+{
+	struct rdma_conn_param param;
+	struct kcoll_cm_priv priv;
+	struct kcoll_conn *conn;
+	u32 peer;
+	int ret;
+
+	if (!kcoll_priv_ok(comm, ev, &peer)) {
+		pr_warn("comm %llu: rejecting a connection with foreign or mismatched parameters\n",
+			comm->id);
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return -EINVAL;
+	}
+	conn = &comm->conns[peer];
+	if (conn->state != KCOLL_CONN_IDLE) {
+		pr_debug("comm %llu: rank %u connects again; rejected\n", comm->id, peer);
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return -EBUSY;
+	}
+	/* The QP is created on the child id; teardown finds it there. */
+	conn->cm_id = id;
+	ret = kcoll_conn_create_qp(conn, id);
+	if (ret) {
+		conn->cm_id = NULL;
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return ret;
+	}
+	kcoll_priv_fill(comm, &priv);
+	kcoll_conn_param(&param, &priv);
+	id->context = conn;
+	id->event_handler = kcoll_conn_handler;
+	conn->state = KCOLL_CONN_CONNECTING;
+	ret = rdma_accept(id, &param);
+	if (ret) {
+		kcoll_conn_destroy_qp(conn);
+		conn->cm_id = NULL;
+		kcoll_conn_set(conn, KCOLL_CONN_IDLE, 0);
+		/* Non-zero: the core destroys the child id. */
+		return ret;
+	}
+	return 0;
+}
+
+static int kcoll_listen_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct kcoll_comm *comm = id->context;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return kcoll_cm_request(comm, id, ev);
+	pr_debug("comm %llu: listener: %s\n", comm->id, rdma_event_msg(ev->event));
+	return 0;
+}
+
+int kcoll_listen(struct kcoll_comm *comm)
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, kcoll_listen_handler, comm, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (comm->addrs[comm->rank].ss_family == AF_INET6) {
+		ret = rdma_set_afonly(id, 1);
+		if (ret)
+			goto err;
+	}
+	ret = rdma_bind_addr(id, (struct sockaddr *)&comm->addrs[comm->rank]);
+	if (ret) {
+		pr_info("comm %llu: cannot bind rank %u's address and port: %d\n",
+			comm->id, comm->rank, ret);
+		goto err;
+	}
+	ret = rdma_listen(id, min_t(u32, comm->nranks, 128));
+	if (ret)
+		goto err;
+	comm->listen_id = id;
+	return 0;
+
+err:
+	rdma_destroy_id(id);
+	return ret;
+}
+
+/* ------------------------------------------------------------ teardown */
+
+/* Stop traffic: nothing completes on this QP any more afterwards. */
+static void kcoll_conn_stop(struct kcoll_conn *conn)
+{
+	int prev;
+
+	if (!conn->cm_id || conn->stopped)
+		return;
+	/* Exclude the cm handler while the state changes under it. */
+	rdma_lock_handler(conn->cm_id);
+	prev = conn->state;
+	conn->state = KCOLL_CONN_CLOSED;
+	rdma_unlock_handler(conn->cm_id);
+	if (prev == KCOLL_CONN_UP)
+		rdma_disconnect(conn->cm_id);
+	if (conn->qp)
+		ib_drain_qp(conn->qp);
+	conn->stopped = true;
+}
+
+static void kcoll_conn_destroy(struct kcoll_conn *conn, int state)
+{
+	if (!conn->cm_id)
+		return;
+	kcoll_conn_stop(conn);
+	kcoll_conn_destroy_qp(conn);
+	rdma_destroy_id(conn->cm_id);
+	conn->cm_id = NULL;
+	conn->stopped = false;
+	conn->state = state;
+}
+
+static void kcoll_listen_destroy(struct kcoll_comm *comm)
+{
+	if (comm->listen_id) {
+		rdma_destroy_id(comm->listen_id);
+		comm->listen_id = NULL;
+	}
+}
+
+void kcoll_conns_stop(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	mutex_lock(&comm->conn_lock);
+	kcoll_listen_destroy(comm);
+	for (i = 0; i < comm->nranks; i++)
+		kcoll_conn_stop(&comm->conns[i]);
+	mutex_unlock(&comm->conn_lock);
+}
+
+void kcoll_conns_destroy(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	mutex_lock(&comm->conn_lock);
+	kcoll_listen_destroy(comm);
+	for (i = 0; i < comm->nranks; i++)
+		kcoll_conn_destroy(&comm->conns[i], KCOLL_CONN_CLOSED);
+	mutex_unlock(&comm->conn_lock);
+}
+
+static bool kcoll_conn_on(const struct kcoll_conn *conn, struct ib_device *ibdev)
+{
+	return conn->cm_id && (conn->cm_id->device == ibdev ||
+			       (conn->kdev && conn->kdev->ibdev == ibdev));
+}
+
+bool kcoll_rdma_uses_device(struct kcoll_comm *comm, struct ib_device *ibdev)
+{
+	bool uses = false;
+	u32 i;
+
+	mutex_lock(&comm->conn_lock);
+	if (comm->listen_id && comm->listen_id->device == ibdev)
+		uses = true;
+	for (i = 0; i < comm->nranks && !uses; i++)
+		uses = kcoll_conn_on(&comm->conns[i], ibdev);
+	mutex_unlock(&comm->conn_lock);
+	return uses;
+}
+
+/* Release everything of @comm on @ibdev; the comm is dead already. */
+int kcoll_rdma_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev)
+{
+	int n = 0;
+	u32 i;
+
+	mutex_lock(&comm->conn_lock);
+	if (comm->listen_id && comm->listen_id->device == ibdev) {
+		kcoll_listen_destroy(comm);
+		n++;
+	}
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		if (kcoll_conn_on(conn, ibdev)) {
+			kcoll_conn_destroy(conn, KCOLL_CONN_CLOSED);
+			n++;
+		}
+	}
+	mutex_unlock(&comm->conn_lock);
+	return n;
+}
+
+/* ------------------------------------------------------------- connect */
+
+static struct sockaddr_storage kcoll_src_addr(const struct kcoll_comm *comm)
+{
+	struct sockaddr_storage src = comm->addrs[comm->rank];
+
+	/* Any local port: the listener owns the rank's port. */
+	if (src.ss_family == AF_INET)
+		((struct sockaddr_in *)&src)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&src)->sin6_port = 0;
+	return src;
+}
+
+static int kcoll_conn_start(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct sockaddr_storage src = kcoll_src_addr(comm);
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, kcoll_conn_handler, conn, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	conn->cm_id = id;
+	conn->stopped = false;
+	kcoll_conn_set(conn, KCOLL_CONN_CONNECTING, 0);
+	ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
+				(struct sockaddr *)&comm->addrs[conn->peer],
+				comm->connect_timeout_ms);
+	if (ret) {
+		conn->cm_id = NULL;
+		conn->state = KCOLL_CONN_IDLE;
+		rdma_destroy_id(id);
+	}
+	return ret;
+}
+
+/* A peer left while we were still connecting: give up at once. */
+static int kcoll_comm_broken(const struct kcoll_comm *comm)
+{
+	int err = READ_ONCE(comm->err);
+
+	return err ? err : READ_ONCE(comm->lost_err);
+}
+
+static bool kcoll_conn_settled(const struct kcoll_conn *conn)
+{
+	return READ_ONCE(conn->state) != KCOLL_CONN_CONNECTING ||
+	       kcoll_comm_broken(conn->comm);
+}
+
+/* Connect to @conn->peer, retrying refused attempts until @deadline. */
+static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
+{
+	struct kcoll_comm *comm = conn->comm;
+	int ret;
+
+	for (;;) {
+		long left = (long)(deadline - jiffies);
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		ret = kcoll_comm_broken(comm);
+		if (ret)
+			return ret;
+		mutex_lock(&comm->conn_lock);
+		ret = kcoll_conn_start(conn);
+		mutex_unlock(&comm->conn_lock);
+		if (!ret) {
+			left = wait_event_killable_timeout(comm->conn_wq,
+							   kcoll_conn_settled(conn), left);
+			if (left >= 0 && READ_ONCE(conn->state) == KCOLL_CONN_UP)
+				return 0;
+			if (left < 0)
+				ret = -EINTR;
+			else
+				ret = conn->cm_err ? conn->cm_err : -ETIMEDOUT;
+			mutex_lock(&comm->conn_lock);
+			kcoll_conn_destroy(conn, KCOLL_CONN_IDLE);
+			mutex_unlock(&comm->conn_lock);
+		}
+		if (ret == -EINTR || fatal_signal_pending(current))
+			return -EINTR;
+		/* The peer may not listen yet: try again a little later. */
+		if (time_after(jiffies + msecs_to_jiffies(KCOLL_RETRY_MS), deadline))
+			return ret;
+		if (msleep_interruptible(KCOLL_RETRY_MS) && fatal_signal_pending(current))
+			return -EINTR;
+	}
+}
+
+static bool kcoll_passive_settled(const struct kcoll_comm *comm)
+{
+	u32 i;
+
+	if (kcoll_comm_broken(comm))
+		return true;
+	for (i = comm->rank + 1; i < comm->nranks; i++)
+		if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
+			return false;
+	return true;
+}
+
+/*
+ * Connect the full mesh: actively to lower ranks, then wait for the
+ * higher ones, all within the connect timeout.
+ */
+int kcoll_conns_connect(struct kcoll_comm *comm)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(comm->connect_timeout_ms);
+	long left;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < comm->rank; i++) {
+		comm->conns[i].active = true;
+		ret = kcoll_conn_connect(&comm->conns[i], deadline);
+		if (ret) {
+			pr_info("comm %llu: rank %u cannot connect to rank %u: %d\n",
+				comm->id, comm->rank, i, ret);
+			return ret;
+		}
+	}
+	left = (long)(deadline - jiffies);
+	if (left <= 0)
+		left = 1;
+	left = wait_event_killable_timeout(comm->conn_wq, kcoll_passive_settled(comm), left);
+	if (left < 0)
+		return -EINTR;
+	ret = kcoll_comm_broken(comm);
+	if (ret) {
+		pr_info("comm %llu: rank %u: a peer left during set-up: %d\n",
+			comm->id, comm->rank, ret);
+		return ret;
+	}
+	if (!left) {
+		for (i = comm->rank + 1; i < comm->nranks; i++)
+			if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
+				break;
+		pr_info("comm %llu: rank %u: no connection from rank %u in %u ms\n",
+			comm->id, comm->rank, i, comm->connect_timeout_ms);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The transport under the shared executor: kc_xport_ops over RC QPs.
+ *
+ * Wire protocol, per connection:
+ *  - data: SEND_WITH_IMM straight from the registered (or per-operation
+ *    pinned) pages, immediate = executor tag (operation sequence number
+ *    and message sequence number), at most chunk_bytes;
+ *  - credit: a SEND without immediate and without payload, sent when the
+ *    receiver has consumed a data message and reposted its slot.  The
+ *    sender turns it into kc_exec_send_done(), which is what bounds the
+ *    executor's window.
+ *
+ * Every receive WR owns a chunk-sized slot.  Data from one peer in flight
+ * is bounded by the window (slots) and credits in flight by the slots we
+ * hold, so 2 * slots receive WRs never run out.  Data for an operation
+ * that has not started here yet waits in the connection's "early" FIFO.
+ *
+ * Completions run on ib_comp_wq (IB_POLL_WORKQUEUE): process context, so
+ * the executor may reduce (kernel_fpu sections) and take comm->lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+
+#include "kcoll.h"
+
+static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct ib_device *ibdev = conn->kdev->ibdev;
+	u32 i;
+
+	conn->nrx = 2 * comm->slots;
+	conn->ntx = 4 * comm->slots;
+	conn->rx = kcalloc(conn->nrx, sizeof(*conn->rx), GFP_KERNEL);
+	conn->tx = kcalloc(conn->ntx, sizeof(*conn->tx), GFP_KERNEL);
+	conn->early = kcalloc(conn->nrx, sizeof(*conn->early), GFP_KERNEL);
+	if (!conn->rx || !conn->tx || !conn->early)
+		goto err;
+	INIT_LIST_HEAD(&conn->tx_free);
+	conn->tx_busy = 0;
+	for (i = 0; i < conn->ntx; i++) {
+		conn->tx[i].conn = conn;
+		conn->tx[i].cqe.done = kcoll_tx_done;
+		list_add_tail(&conn->tx[i].free, &conn->tx_free);
+	}
+	for (i = 0; i < conn->nrx; i++) {
+		struct kcoll_rx *rx = &conn->rx[i];
+
+		rx->conn = conn;
+		rx->cqe.done = kcoll_rx_done;
+		rx->buf = kmalloc(comm->chunk_bytes, GFP_KERNEL | __GFP_NOWARN);
+		if (!rx->buf)
+			goto err;
+		rx->dma = ib_dma_map_single(ibdev, rx->buf, comm->chunk_bytes,
+					    DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(ibdev, rx->dma)) {
+			kfree(rx->buf);
+			rx->buf = NULL;
+			goto err;
+		}
+	}
+	conn->early_head = 0;
+	conn->early_n = 0;
+	return 0;
+
+err:
+	kcoll_conn_free_queues(conn);
+	return -ENOMEM;
+}
+
+void kcoll_conn_free_queues(struct kcoll_conn *conn)
+{
+	u32 i;
+
+	for (i = 0; conn->rx && i < conn->nrx; i++) {
+		struct kcoll_rx *rx = &conn->rx[i];
+
+		if (!rx->buf)
+			continue;
+		ib_dma_unmap_single(conn->kdev->ibdev, rx->dma,
+				    conn->comm->chunk_bytes, DMA_FROM_DEVICE);
+		kfree(rx->buf);
+	}
+	kfree(conn->rx);
+	kfree(conn->tx);
+	kfree(conn->early);
+	conn->rx = NULL;
+	conn->tx = NULL;
+	conn->early = NULL;
+	conn->early_n = 0;
+	conn->nrx = 0;
+	conn->ntx = 0;
+}
+
+static int kcoll_rx_post(struct kcoll_rx *rx)
+{
+	struct kcoll_conn *conn = rx->conn;
+	struct ib_recv_wr wr = {};
+	struct ib_sge sge;
+
+	ib_dma_sync_single_for_device(conn->kdev->ibdev, rx->dma,
+				      conn->comm->chunk_bytes, DMA_FROM_DEVICE);
+	sge.addr = rx->dma;
+	sge.length = conn->comm->chunk_bytes;
+	sge.lkey = conn->kdev->pd->local_dma_lkey;
+	wr.wr_cqe = &rx->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	return ib_post_recv(conn->qp, &wr, NULL);
+}
+
+int kcoll_conn_post_rx_all(struct kcoll_conn *conn)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < conn->nrx; i++) {
+		ret = kcoll_rx_post(&conn->rx[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct kcoll_tx *kcoll_tx_get(struct kcoll_conn *conn)
+{
+	struct kcoll_tx *tx;
+
+	tx = list_first_entry_or_null(&conn->tx_free, struct kcoll_tx, free);
+	if (tx) {
+		list_del(&tx->free);
+		conn->tx_busy++;
+	}
+	return tx;
+}
+
+static void kcoll_tx_put(struct kcoll_conn *conn, struct kcoll_tx *tx)
+{
+	list_add(&tx->free, &conn->tx_free);
+	conn->tx_busy--;
+}
+
+static int kcoll_post(struct kcoll_conn *conn, struct kcoll_tx *tx, u32 nsge,
+		      bool imm, u32 tag)
+{
+	struct ib_send_wr wr = {};
+	int ret;
+
+	wr.wr_cqe = &tx->cqe;
+	wr.sg_list = nsge ? tx->sge : NULL;
+	wr.num_sge = nsge;
+	wr.send_flags = IB_SEND_SIGNALED;
+	if (imm) {
+		wr.opcode = IB_WR_SEND_WITH_IMM;
+		wr.ex.imm_data = cpu_to_be32(tag);
+	} else {
+		wr.opcode = IB_WR_SEND;
+	}
+	ret = ib_post_send(conn->qp, &wr, NULL);
+	if (ret)
+		kcoll_tx_put(conn, tx);
+	return ret;
+}
+
+/* Credit one consumed slot back to the peer.  comm->lock held. */
+static void kcoll_credit(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_tx *tx = kcoll_tx_get(conn);
+
+	if (!tx || kcoll_post(conn, tx, 0, false, 0)) {
+		pr_debug("comm %llu: cannot credit rank %u\n", comm->id, conn->peer);
+		kcoll_comm_fail(comm, -EIO);
+	}
+}
+
+/* kc_xport_ops.send: one message of one step.  comm->lock held. */
+static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off,
+			    const void *data, u32 len)
+{
+	struct kcoll_task *op = ctx;
+	struct kcoll_comm *comm = op->comm;
+	struct kcoll_conn *conn;
+	struct kcoll_mr *mr;
+	struct kcoll_tx *tx;
+	u32 nsge = 0;
+	u64 pos;
+	int ret;
+
+	if (peer >= comm->nranks || peer == comm->rank)
+		return -EPROTO;
+	conn = &comm->conns[peer];
+	if (comm->dead || conn->state != KCOLL_CONN_UP)
+		return -ENOTCONN;
+	tx = kcoll_tx_get(conn);
+	if (!tx)
+		return -ENOBUFS;
+
+	mr = op->mr[buf];
+	if (len && (!mr || !mr->dma)) {
+		kcoll_tx_put(conn, tx);
+		return -EFAULT;
+	}
+	pos = len ? op->mroff[buf] + off : 0;
+	while (len) {
+		u64 idx = pos >> PAGE_SHIFT;
+		u32 pgo = offset_in_page(pos);
+		u32 n = min_t(u32, PAGE_SIZE - pgo, len);
+		u64 addr = mr->dma[idx] + pgo;
+
+		if (nsge && tx->sge[nsge - 1].addr + tx->sge[nsge - 1].length == addr) {
+			tx->sge[nsge - 1].length += n;
+		} else {
+			if (nsge == conn->nsge) {
+				kcoll_tx_put(conn, tx);
+				return -EMSGSIZE;
+			}
+			tx->sge[nsge].addr = addr;
+			tx->sge[nsge].length = n;
+			tx->sge[nsge].lkey = conn->kdev->pd->local_dma_lkey;
+			nsge++;
+		}
+		pos += n;
+		len -= n;
+	}
+	ret = kcoll_post(conn, tx, nsge, true, tag);
+	if (ret)
+		pr_debug("comm %llu: post send to rank %u failed: %d\n", comm->id, peer, ret);
+	return ret ? -EIO : 0;
+}
+
+/* kc_xport_ops.release: the executor is done with a slot.  comm->lock held. */
+static void kcoll_xport_release(void *ctx, u32 peer, void *slot)
+{
+	struct kcoll_task *op = ctx;
+	struct kcoll_rx *rx = slot;
+	struct kcoll_conn *conn;
+
+	/* Once dead, the slots may be gone with their device. */
+	if (op->comm->dead)
+		return;
+	conn = rx->conn;
+	if (conn->state != KCOLL_CONN_UP)
+		return;
+	if (kcoll_rx_post(rx)) {
+		kcoll_comm_fail(op->comm, -EIO);
+		return;
+	}
+	kcoll_credit(conn);
+}
+
+const struct kc_xport_ops kcoll_xport_ops = {
+	.send = kcoll_xport_send,
+	.release = kcoll_xport_release,
+};
+
+/*
+ * Hand the active operation the early messages that belong to it, in
+ * arrival order.  comm->lock held.
+ */
+void kcoll_conn_feed_early(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_task *op = comm->active;
+
+	while (conn->early_n && op && op->ex_ready &&
+	       kc_exec_status(&op->ex) == -EINPROGRESS) {
+		struct kcoll_rx *rx = conn->early[conn->early_head];
+
+		if ((u8)(rx->tag >> 24) != op->seq)
+			break;
+		conn->early_head = (conn->early_head + 1) % conn->nrx;
+		conn->early_n--;
+		kc_exec_recv(&op->ex, conn->peer, rx->tag, rx->buf, rx->len, rx);
+	}
+}
+
+static int kcoll_wc_error(const struct ib_wc *wc)
+{
+	return wc->status == IB_WC_WR_FLUSH_ERR ? 0 : -EIO;
+}
+
+static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kcoll_rx *rx = container_of(wc->wr_cqe, struct kcoll_rx, cqe);
+	struct kcoll_conn *conn = rx->conn;
+	struct kcoll_comm *comm = conn->comm;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (kcoll_wc_error(wc)) {
+			pr_debug("comm %llu: receive from rank %u: %s\n", comm->id,
+				 conn->peer, ib_wc_status_msg(wc->status));
+			mutex_lock(&comm->lock);
+			kcoll_comm_fail(comm, -EIO);
+			mutex_unlock(&comm->lock);
+		}
+		return;
+	}
+
+	mutex_lock(&comm->lock);
+	if (comm->dead)
+		goto out;
+	if (!(wc->wc_flags & IB_WC_WITH_IMM)) {
+		struct kcoll_task *op = comm->active;
+
+		/* A credit: the slot goes straight back to the RQ. */
+		if (kcoll_rx_post(rx)) {
+			kcoll_comm_fail(comm, -EIO);
+			goto out;
+		}
+		if (op && op->ex_ready)
+			kc_exec_send_done(&op->ex, conn->peer);
+	} else {
+		ib_dma_sync_single_for_cpu(conn->kdev->ibdev, rx->dma, wc->byte_len,
+					   DMA_FROM_DEVICE);
+		rx->len = wc->byte_len;
+		rx->tag = be32_to_cpu(wc->ex.imm_data);
+		if (conn->early_n == conn->nrx) {
+			kcoll_comm_fail(comm, -EPROTO);
+			goto out;
+		}
+		conn->early[(conn->early_head + conn->early_n) % conn->nrx] = rx;
+		conn->early_n++;
+		kcoll_conn_feed_early(conn);
+	}
+	kcoll_comm_advance(comm);
+out:
+	mutex_unlock(&comm->lock);
+}
+
+static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kcoll_tx *tx = container_of(wc->wr_cqe, struct kcoll_tx, cqe);
+	struct kcoll_conn *conn = tx->conn;
+	struct kcoll_comm *comm = conn->comm;
+
+	mutex_lock(&comm->lock);
+	kcoll_tx_put(conn, tx);
+	if (!conn->tx_busy)
+		wake_up_all(&comm->done_wq);
+	if (wc->status != IB_WC_SUCCESS && kcoll_wc_error(wc)) {
+		pr_debug("comm %llu: send to rank %u: %s\n", comm->id, conn->peer,
+			 ib_wc_status_msg(wc->status));
+		kcoll_comm_fail(comm, -EIO);
+	}
+	mutex_unlock(&comm->lock);
+}

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* libcoll: device, communicators, memory registration. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coll_internal.h"
+
+#define SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME(COLL_FLOAT, KCOLL_FP32) && SAME(COLL_DOUBLE, KCOLL_FP64) &&
+	       SAME(COLL_BFLOAT16, KCOLL_BF16) && SAME(COLL_DTYPE_COUNT, KCOLL_DTYPE_COUNT),
+	       "coll_dtype_t must equal enum kcoll_dtype");
+_Static_assert(SAME(COLL_AVG, KCOLL_AVG) && SAME(COLL_MAX, KCOLL_MAX) &&
+	       SAME(COLL_REDOP_COUNT, KCOLL_REDOP_COUNT), "coll_redop_t must equal enum kcoll_redop");
+_Static_assert(SAME(COLL_OP_BARRIER, KCOLL_OP_BARRIER) && SAME(COLL_OP_COUNT, KCOLL_OP_COUNT),
+	       "coll_op_t must equal enum kcoll_op");
+
+static int coll_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret;
+
+	do
+		ret = ioctl(fd, cmd, arg);
+	while (ret < 0 && errno == EINTR && cmd != KCOLL_IOC_COMM_CREATE);
+	return ret < 0 ? -errno : 0;
+}
+
+int coll_dev_open(const char *device, struct kcoll_info *info)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (!device)
+		device = COLL_DEVICE;
+	fd = open(device, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ret = errno;
+		if (ret == ENOENT) {
+			if (stat("/sys/module/kcoll", &st) == 0)
+				return coll_seterr(-ENODEV, "%s does not exist although the kcoll "
+						   "module is loaded: check udev/devtmpfs (the "
+						   "node is misc device 'kcoll')", device);
+			return coll_seterr(-ENODEV, "%s does not exist: the kcoll module is not "
+					   "loaded; run 'modprobe kcoll' (or 'insmod kcoll.ko')",
+					   device);
+		}
+		if (ret == EACCES || ret == EPERM)
+			return coll_seterr(-ret, "cannot open %s: %s; check its mode (0666 "
+					   "expected) or run as a user that may", device,
+					   strerror(ret));
+		return coll_seterr(-ret, "cannot open %s: %s", device, strerror(ret));
+	}
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	ret = coll_ioctl(fd, KCOLL_IOC_INFO, info);
+	if (ret) {
+		close(fd);
+		if (ret == -ENOTTY)
+			return coll_seterr(-ENODEV, "%s is not a kcoll device (the info request "
+					   "failed with ENOTTY): is the right module loaded?",
+					   device);
+		return coll_seterr(ret, "%s: info request failed: %s", device, strerror(-ret));
+	}
+	if (info->abi_version != KCOLL_ABI_VERSION) {
+		close(fd);
+		return coll_seterr(-EPROTONOSUPPORT, "%s: the kcoll module speaks ABI version "
+				   "%u, this libcoll was built for version %u: install a "
+				   "libcoll that matches the loaded module, or load the module "
+				   "that matches libcoll", device, info->abi_version,
+				   KCOLL_ABI_VERSION);
+	}
+	return fd;
+}
+
+int coll_module_info(const char *device, struct coll_module_info *out)
+{
+	struct kcoll_info info;
+	int fd;
+
+	if (!out)
+		return coll_seterr(-EINVAL, "coll_module_info: info is NULL");
+	fd = coll_dev_open(device, &info);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	*out = (struct coll_module_info){
+		.abi_version = info.abi_version, .version = info.version,
+		.features = info.features, .ops = info.ops, .dtypes = info.dtypes,
+		.redops = info.redops, .algos = info.algos, .max_ranks = info.max_ranks,
+		.max_inflight = info.max_inflight, .max_reg_bytes = info.max_reg_bytes,
+		.chunk_bytes = info.chunk_bytes, .slots = info.slots,
+		.timeout_ms = info.timeout_ms, .connect_timeout_ms = info.connect_timeout_ms,
+	};
+	return 0;
+}
+
+coll_comm_t *coll_comm_wrap(int fd, uint32_t rank, uint32_t nranks)
+{
+	coll_comm_t *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	c->efd = -1;
+	c->rank = rank;
+	c->nranks = nranks;
+	c->pending.next = c->pending.prev = &c->pending;
+	return c;
+}
+
+/* The algorithm override: the option, else $KCOLL_ALGO, else $HCCL_ALGO. */
+static const char *coll_algo_override(const struct coll_comm_opts *opts, const char **from)
+{
+	const char *s;
+
+	if (opts && opts->algo) {
+		*from = "coll_comm_opts.algo";
+		return opts->algo;
+	}
+	s = getenv("KCOLL_ALGO");
+	if (s) {
+		*from = "KCOLL_ALGO";
+		return s;
+	}
+	s = getenv("HCCL_ALGO");
+	*from = "HCCL_ALGO";
+	return s;
+}
+
+static int coll_rank_to_kcoll(const struct coll_rank_desc *d, uint32_t i, struct kcoll_rank *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (inet_pton(AF_INET, d->addr, k->addr) == 1)
+		k->family = KCOLL_AF_INET;
+	else if (inet_pton(AF_INET6, d->addr, k->addr) == 1)
+		k->family = KCOLL_AF_INET6;
+	else
+		return coll_seterr(-EINVAL, "rank %u: address '%.64s' is neither IPv4 nor IPv6",
+				   i, d->addr);
+	if (d->port < 1 || d->port > 65535)
+		return coll_seterr(-EINVAL, "rank %u: port %u out of range 1..65535", i, d->port);
+	k->port = d->port;
+	k->server_id = d->server_id;
+	k->pod_id = d->pod_id;
+	return 0;
+}
+
+int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, uint32_t rank,
+			 const struct coll_comm_opts *opts, coll_comm_t **out)
+{
+	struct kcoll_comm_create cc;
+	struct kcoll_info info;
+	struct kcoll_rank *kr;
+	const char *algo, *from;
+	coll_comm_t *c;
+	uint32_t i;
+	int fd, efd, ret;
+
+	coll_clearerr();
+	if (!out)
+		return coll_seterr(-EINVAL, "coll_comm_init: comm pointer is NULL");
+	*out = NULL;
+	if (!ranks || !nranks)
+		return coll_seterr(-EINVAL, "coll_comm_init: no ranks given");
+	if (rank >= nranks)
+		return coll_seterr(-EINVAL, "coll_comm_init: rank %u out of range for %u ranks",
+				   rank, nranks);
+	if (opts && opts->size && opts->size < sizeof(uint32_t))
+		return coll_seterr(-EINVAL, "coll_comm_init: bad coll_comm_opts.size %u",
+				   opts->size);
+	algo = coll_algo_override(opts, &from);
+	if (algo && strlen(algo) >= KCOLL_ALGO_STR_MAX)
+		return coll_seterr(-EINVAL, "%s is longer than %d characters", from,
+				   KCOLL_ALGO_STR_MAX - 1);
+	kr = calloc(nranks, sizeof(*kr));
+	if (!kr)
+		return coll_seterr(-ENOMEM, "coll_comm_init: out of memory for %u ranks", nranks);
+	for (i = 0; i < nranks; i++) {
+		ret = coll_rank_to_kcoll(&ranks[i], i, &kr[i]);
+		if (ret)
+			goto out_free;
+	}
+	fd = coll_dev_open(opts ? opts->device : NULL, &info);
+	if (fd < 0) {
+		ret = fd;
+		goto out_free;
+	}
+	if (nranks > info.max_ranks) {
+		ret = coll_seterr(-EINVAL, "%u ranks: the module allows at most %u", nranks,
+				  info.max_ranks);
+		goto out_close;
+	}
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0) {
+		ret = coll_seterr(-errno, "eventfd: %s", strerror(errno));
+		goto out_close;
+	}
+	c = coll_comm_wrap(fd, rank, nranks);
+	if (!c) {
+		ret = coll_seterr(-ENOMEM, "coll_comm_init: out of memory");
+		goto out_efd;
+	}
+	c->efd = efd;
+	memset(&cc, 0, sizeof(cc));
+	cc.size = sizeof(cc);
+	cc.rank = rank;
+	cc.nranks = nranks;
+	cc.ranks = (uintptr_t)kr;
+	cc.rank_size = sizeof(*kr);
+	cc.eventfd = (info.features & KCOLL_FEAT_EVENTFD) ? efd : -1;
+	cc.algo = algo && *algo ? (uintptr_t)algo : 0;
+	if (opts) {
+		cc.timeout_ms = opts->timeout_ms;
+		cc.connect_timeout_ms = opts->connect_timeout_ms;
+		cc.chunk_bytes = opts->chunk_bytes;
+		cc.slots = opts->slots;
+	}
+	ret = coll_ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
+	if (ret) {
+		if (ret == -EINVAL && cc.algo)
+			coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s; "
+				    "%s='%s' may be malformed (see the kernel log, or check it "
+				    "with 'collctl check-algo')", rank, nranks,
+				    coll_strerror(ret), from, algo);
+		else
+			coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s",
+				    rank, nranks, coll_strerror(ret));
+		free(c);
+		goto out_efd;
+	}
+	c->comm_id = cc.comm_id;
+	free(kr);
+	*out = c;
+	return 0;
+
+out_efd:
+	close(efd);
+out_close:
+	close(fd);
+out_free:
+	free(kr);
+	return ret;
+}
+
+int coll_comm_init_ranktable_opts(const char *path, uint32_t rank,
+				  const struct coll_comm_opts *opts, coll_comm_t **comm)
+{
+	struct coll_ranktable *rt;
+	int ret;
+
+	coll_clearerr();
+	if (!comm)
+		return coll_seterr(-EINVAL, "coll_comm_init_ranktable: comm pointer is NULL");
+	*comm = NULL;
+	if (!path)
+		path = getenv("KCOLL_RANKTABLE");
+	if (!path)
+		return coll_seterr(-EINVAL, "no rank table: give a path or set KCOLL_RANKTABLE");
+	ret = coll_ranktable_load(path, &rt);
+	if (ret)
+		return ret;
+	if (rank >= rt->nranks) {
+		ret = coll_seterr(-EINVAL, "%s: rank %u out of range: the rank table has %u "
+				  "ranks", path, rank, rt->nranks);
+		coll_ranktable_free(rt);
+		return ret;
+	}
+	ret = coll_comm_init_ranks(rt->ranks, rt->nranks, rank, opts, comm);
+	coll_ranktable_free(rt);
+	return ret;
+}
+
+int coll_comm_init_ranktable(const char *path, uint32_t rank, coll_comm_t **comm)
+{
+	return coll_comm_init_ranktable_opts(path, rank, NULL, comm);
+}
+
+void coll_comm_destroy(coll_comm_t *c)
+{
+	struct coll_request *r, *n;
+	struct coll_mr *m, *mn;
+
+	if (!c)
+		return;
+	/* close() ends the module's communicator and every registration. */
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->efd >= 0)
+		close(c->efd);
+	for (r = c->pending.next; r != &c->pending; r = n) {
+		n = r->next;
+		free(r);
+	}
+	for (m = c->mrs; m; m = mn) {
+		mn = m->next;
+		free(m);
+	}
+	free(c);
+}
+
+int coll_comm_abort(coll_comm_t *c)
+{
+	struct kcoll_abort a = { .size = sizeof(a) };
+
+	if (!c)
+		return coll_seterr(-EINVAL, "coll_comm_abort: comm is NULL");
+	return coll_ioctl(c->fd, KCOLL_IOC_ABORT, &a);
+}
+
+int coll_comm_rank(const coll_comm_t *c)
+{
+	return c ? (int)c->rank : -EINVAL;
+}
+
+int coll_comm_size(const coll_comm_t *c)
+{
+	return c ? (int)c->nranks : -EINVAL;
+}
+
+uint64_t coll_comm_id(const coll_comm_t *c)
+{
+	return c ? c->comm_id : 0;
+}
+
+int coll_comm_event_fd(const coll_comm_t *c)
+{
+	return c ? c->efd : -EINVAL;
+}
+
+int coll_mem_register(coll_comm_t *c, void *addr, size_t len, coll_mr_t **out)
+{
+	struct kcoll_mem_reg reg;
+	struct coll_mr *m;
+	int ret;
+
+	if (!out)
+		return coll_seterr(-EINVAL, "coll_mem_register: mr pointer is NULL");
+	*out = NULL;
+	if (!c)
+		return coll_seterr(-EINVAL, "coll_mem_register: comm is NULL");
+	if (!addr || !len)
+		return coll_seterr(-EINVAL, "coll_mem_register: empty buffer (addr %p, len %zu)",
+				   addr, len);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return coll_seterr(-ENOMEM, "coll_mem_register: out of memory");
+	memset(&reg, 0, sizeof(reg));
+	reg.size = sizeof(reg);
+	reg.addr = (uintptr_t)addr;
+	reg.len = len;
+	ret = coll_ioctl(c->fd, KCOLL_IOC_MEM_REG, &reg);
+	if (ret) {
+		free(m);
+		return coll_seterr(ret, "registering %zu bytes at %p failed: %s", len, addr,
+				   coll_strerror(ret));
+	}
+	m->addr = (uintptr_t)addr;
+	m->len = len;
+	m->handle = reg.handle;
+	m->next = c->mrs;
+	c->mrs = m;
+	*out = m;
+	return 0;
+}
+
+int coll_mem_deregister(coll_comm_t *c, coll_mr_t *mr)
+{
+	struct kcoll_mem_dereg d;
+	struct coll_mr **pp;
+	int ret;
+
+	if (!c || !mr)
+		return coll_seterr(-EINVAL, "coll_mem_deregister: comm or mr is NULL");
+	for (pp = &c->mrs; *pp && *pp != mr; pp = &(*pp)->next)
+		;
+	if (!*pp)
+		return coll_seterr(-ENOENT, "coll_mem_deregister: not a registration of this "
+				   "communicator");
+	memset(&d, 0, sizeof(d));
+	d.size = sizeof(d);
+	d.handle = mr->handle;
+	ret = coll_ioctl(c->fd, KCOLL_IOC_MEM_DEREG, &d);
+	if (ret)
+		return coll_seterr(ret, "deregistration failed: %s", coll_strerror(ret));
+	*pp = mr->next;
+	free(mr);
+	return 0;
+}

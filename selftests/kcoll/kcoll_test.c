@@ -1,0 +1,818 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcoll.ko selftest: the ioctl ABI, bad input, memory registration and
+ * collectives across the ranks of the virtual cluster.
+ *
+ * Run one copy per rank (tools/kcoll-vm sets KCOLL_RANK, KCOLL_NRANKS,
+ * KCOLL_NODE_IPS, KCOLL_PORT, KCOLL_LOCAL_RANK, KCOLL_RANKS_PER_NODE).
+ * Without those variables the multi-rank tests run as a single rank.
+ * Every rank runs the same tests in the same order; each test opens its
+ * own file, so each builds and tears down its own communicator.
+ *
+ * Skips (exit 4) when /dev/kcoll is missing.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "uapi/linux/kcoll.h"
+
+#define DEV "/dev/kcoll"
+
+static int env_u32(const char *name, unsigned int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? (int)strtoul(v, NULL, 0) : (int)def;
+}
+
+static int kc_open(struct __test_metadata *_metadata)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT)
+		SKIP(return -1, DEV " missing: kcoll.ko not loaded");
+	ASSERT_LE(0, fd);
+	return fd;
+}
+
+/* The cluster's rank table, from the runner's environment. */
+struct cluster {
+	unsigned int rank, nranks;
+	struct kcoll_rank ranks[64];
+};
+
+static int cluster_get(struct cluster *c)
+{
+	const char *ips = getenv("KCOLL_NODE_IPS");
+	unsigned int per = env_u32("KCOLL_RANKS_PER_NODE", 1);
+	unsigned int base = env_u32("KCOLL_PORT", 16667) - env_u32("KCOLL_LOCAL_RANK", 0);
+	char buf[1024], *save = NULL, *tok;
+	unsigned int node = 0, i;
+
+	memset(c, 0, sizeof(*c));
+	c->rank = env_u32("KCOLL_RANK", 0);
+	c->nranks = env_u32("KCOLL_NRANKS", 1);
+	if (c->nranks > 64 || c->rank >= c->nranks)
+		return -1;
+	if (c->nranks == 1 || !ips) {
+		c->nranks = 1;
+		c->rank = 0;
+		c->ranks[0].family = KCOLL_AF_INET;
+		c->ranks[0].port = base;
+		inet_pton(AF_INET, "127.0.0.1", c->ranks[0].addr);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", ips);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save), node++) {
+		for (i = 0; i < per; i++) {
+			struct kcoll_rank *r = &c->ranks[node * per + i];
+
+			if (node * per + i >= c->nranks)
+				break;
+			r->family = KCOLL_AF_INET;
+			if (inet_pton(AF_INET, tok, r->addr) != 1)
+				return -1;
+			r->port = base + i;
+			r->server_id = node;
+			r->pod_id = 0;
+		}
+	}
+	return 0;
+}
+
+static int comm_create(int fd, const struct cluster *c, int efd, const char *algo)
+{
+	struct kcoll_comm_create cc = {
+		.size = sizeof(cc),
+		.rank = c->rank,
+		.nranks = c->nranks,
+		.ranks = (uintptr_t)c->ranks,
+		.rank_size = sizeof(struct kcoll_rank),
+		.eventfd = efd,
+		.algo = (uintptr_t)algo,
+		.connect_timeout_ms = 60000,
+		.timeout_ms = 60000,
+	};
+
+	return ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
+}
+
+static int submit(int fd, struct kcoll_submit *s)
+{
+	s->size = sizeof(*s);
+	return ioctl(fd, KCOLL_IOC_SUBMIT, s);
+}
+
+/* Wait for one completion; returns its status, or -1000 - errno. */
+static int wait_one(int fd, struct kcoll_completion *cpl)
+{
+	struct kcoll_reap r = {
+		.size = sizeof(r),
+		.flags = KCOLL_REAP_WAIT,
+		.entries = (uintptr_t)cpl,
+		.max = 1,
+		.entry_size = sizeof(*cpl),
+		.timeout_ms = 120000,
+	};
+
+	if (ioctl(fd, KCOLL_IOC_REAP, &r))
+		return -1000 - errno;
+	if (r.count != 1)
+		return -2000;
+	return cpl->status;
+}
+
+static void *map_buf(size_t len)
+{
+	void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ------------------------------------------------------------ ABI */
+
+TEST(info_reports_abi_and_features)
+{
+	struct kcoll_info info = { .size = sizeof(info) };
+	int fd = kc_open(_metadata);
+
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, &info));
+	EXPECT_EQ(KCOLL_ABI_VERSION, info.abi_version);
+	EXPECT_EQ(sizeof(info), info.size);
+	EXPECT_TRUE(info.features & KCOLL_FEAT_EVENTFD);
+	EXPECT_EQ((1u << KCOLL_OP_COUNT) - 1, info.ops);
+	EXPECT_TRUE(info.algos & (1u << KCOLL_ALGO_RING));
+	EXPECT_LE(1, info.max_ranks);
+	EXPECT_LE(4096, info.chunk_bytes);
+	TH_LOG("chunk %u slots %u timeout %u ms algos %#x", info.chunk_bytes,
+	       info.slots, info.timeout_ms, info.algos);
+	close(fd);
+}
+
+TEST(info_older_smaller_struct_accepted)
+{
+	struct kcoll_info info;
+	int fd = kc_open(_metadata);
+
+	memset(&info, 0xa5, sizeof(info));
+	info.size = 16;
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, &info));
+	EXPECT_EQ(KCOLL_ABI_VERSION, info.abi_version);
+	/* Nothing beyond the caller's 16 bytes was written. */
+	EXPECT_EQ(0xa5a5a5a5u, info.ops);
+	close(fd);
+}
+
+TEST(info_larger_struct_with_garbage_is_e2big)
+{
+	struct { struct kcoll_info i; __u64 extra; } big;
+	int fd = kc_open(_metadata);
+
+	memset(&big, 0, sizeof(big));
+	big.i.size = sizeof(big);
+	big.extra = 1;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_INFO, &big));
+	EXPECT_EQ(E2BIG, errno);
+	big.extra = 0;
+	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, &big));
+	close(fd);
+}
+
+TEST(unknown_ioctl_is_enotty)
+{
+	int fd = kc_open(_metadata);
+	__u64 x = 0;
+
+	EXPECT_EQ(-1, ioctl(fd, _IOWR(KCOLL_IOC_MAGIC, 0x3f, __u64), &x));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IOWR('x', 0x00, struct kcoll_info), &x));
+	EXPECT_EQ(ENOTTY, errno);
+	close(fd);
+}
+
+TEST(bad_pointer_is_efault)
+{
+	int fd = kc_open(_metadata);
+
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_INFO, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+	close(fd);
+}
+
+/* ------------------------------------------------------------ bad input */
+
+TEST(create_bad_arguments_are_einval)
+{
+	struct kcoll_rank r = { .family = KCOLL_AF_INET, .port = 17000 };
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+
+	inet_pton(AF_INET, "127.0.0.1", r.addr);
+	memset(&cc, 0, sizeof(cc));
+	cc.size = sizeof(cc);
+	cc.ranks = (uintptr_t)&r;
+	cc.rank_size = sizeof(r);
+	cc.eventfd = -1;
+
+	cc.nranks = 0;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	cc.nranks = 1;
+	cc.rank = 1;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	cc.rank = 0;
+	cc.flags = 1;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	cc.flags = 0;
+	cc.rank_size = 8;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	cc.rank_size = sizeof(r);
+	r.family = 99;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	r.family = KCOLL_AF_INET;
+	r.port = 0;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	r.port = 17000;
+	cc.algo = (uintptr_t)"level1:no-such-algorithm";
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	cc.algo = 0;
+	cc.eventfd = fd;	/* not an eventfd */
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	cc.eventfd = -1;
+	cc.chunk_bytes = 3;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EINVAL, errno);
+	cc.chunk_bytes = 0;
+
+	/* After all the refusals, the file still takes a communicator... */
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_NE(0, cc.comm_id);
+	/* ...and only one. */
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(EBUSY, errno);
+	close(fd);
+}
+
+TEST(no_communicator_is_enotconn)
+{
+	struct kcoll_completion cpl;
+	struct kcoll_submit s = { .op = KCOLL_OP_BARRIER };
+	struct kcoll_reap r = { .size = sizeof(r), .entries = (uintptr_t)&cpl, .max = 1,
+				.entry_size = sizeof(cpl) };
+	struct kcoll_abort a = { .size = sizeof(a) };
+	int fd = kc_open(_metadata);
+
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_REAP, &r));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_ABORT, &a));
+	EXPECT_EQ(ENOTCONN, errno);
+	close(fd);
+}
+
+TEST(submit_bad_arguments_leave_comm_usable)
+{
+	struct cluster c = { .nranks = 1 };
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	float buf[16] = { 0 };
+	int fd = kc_open(_metadata);
+
+	c.ranks[0].family = KCOLL_AF_INET;
+	c.ranks[0].port = 17001;
+	inet_pton(AF_INET, "127.0.0.1", c.ranks[0].addr);
+	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
+
+	memset(&s, 0, sizeof(s));
+	s.count = 16;
+	s.dtype = KCOLL_FP32;
+	s.send.addr = (uintptr_t)buf;
+	s.recv.addr = (uintptr_t)buf;
+
+	s.op = KCOLL_OP_COUNT;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = 77;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s.dtype = KCOLL_FP32;
+	s.redop = 42;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s.redop = KCOLL_SUM;
+	s.op = KCOLL_OP_BROADCAST;
+	s.root = 1;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s.op = KCOLL_OP_ALLTOALLV;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.root = 0;
+	s.flags = 8;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s.flags = 0;
+	s.send.handle = 12345;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(ENOENT, errno);
+	s.send.handle = 0;
+	s.send.addr = 0;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(EFAULT, errno);
+	s.send.addr = (uintptr_t)buf;
+	s.count = 1ULL << 62;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(EOVERFLOW, errno);
+	s.count = 16;
+
+	/* No completion was produced by any of that. */
+	s.cookie = 77;
+	buf[3] = 2.5f;
+	ASSERT_EQ(0, submit(fd, &s));
+	EXPECT_EQ(1, s.op_id);
+	ASSERT_EQ(0, wait_one(fd, &cpl));
+	EXPECT_EQ(77, cpl.cookie);
+	EXPECT_EQ(2.5f, buf[3]);
+	close(fd);
+}
+
+TEST(register_and_deregister)
+{
+	struct kcoll_mem_reg reg = { .size = sizeof(reg) };
+	struct kcoll_mem_dereg dr = { .size = sizeof(dr) };
+	size_t len = 1 << 20;
+	void *p = map_buf(len);
+	int fd = kc_open(_metadata);
+
+	ASSERT_NE(NULL, p);
+	reg.addr = (uintptr_t)p;
+	reg.len = 0;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EINVAL, errno);
+	reg.len = len;
+	reg.flags = 2;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EINVAL, errno);
+	reg.flags = 0;
+	reg.addr = 0xffff800000000000ULL;	/* kernel half */
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EFAULT, errno);
+	reg.addr = ~0ULL - 4096;		/* wraps around */
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EINVAL, errno);
+	reg.addr = (uintptr_t)p;
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_NE(0, reg.handle);
+	dr.handle = reg.handle + 1000;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	dr.handle = reg.handle;
+	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	/* Registered and never released: close() does it. */
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	close(fd);
+	munmap(p, len);
+}
+
+TEST(register_over_memlock_is_enomem)
+{
+	struct kcoll_mem_reg reg = { .size = sizeof(reg) };
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	size_t len = 1 << 20;
+	void *p = map_buf(len);
+	int fd = kc_open(_metadata);
+
+	ASSERT_NE(NULL, p);
+	if (geteuid() == 0) {
+		/* CAP_IPC_LOCK bypasses the limit: drop it for this child. */
+		if (setresuid(65534, 65534, 65534))
+			SKIP(return, "cannot drop root");
+	}
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	reg.addr = (uintptr_t)p;
+	reg.len = len;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(ENOMEM, errno);
+	reg.len = 16 << 10;
+	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	close(fd);
+}
+
+/* ------------------------------------------------------- collectives */
+
+FIXTURE(cl) {
+	int fd;
+	int efd;
+	struct cluster c;
+};
+
+FIXTURE_SETUP(cl)
+{
+	self->fd = kc_open(_metadata);
+	ASSERT_EQ(0, cluster_get(&self->c));
+	self->efd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_LE(0, self->efd);
+	ASSERT_EQ(0, comm_create(self->fd, &self->c, self->efd, NULL)) {
+		TH_LOG("create rank %u/%u: %s", self->c.rank, self->c.nranks, strerror(errno));
+	}
+}
+
+FIXTURE_TEARDOWN(cl)
+{
+	close(self->fd);
+	close(self->efd);
+}
+
+static __u64 reg_buf(int fd, void *p, size_t len)
+{
+	struct kcoll_mem_reg reg = { .size = sizeof(reg), .addr = (uintptr_t)p, .len = len };
+
+	return ioctl(fd, KCOLL_IOC_MEM_REG, &reg) ? 0 : reg.handle;
+}
+
+/* AllReduce fp32 sum of small integers (exact), @count elements. */
+static void allreduce_check(struct __test_metadata *_metadata, FIXTURE_DATA(cl) *self,
+			    size_t count, bool inplace, bool registered)
+{
+	unsigned int p = self->c.nranks, me = self->c.rank, r;
+	size_t bytes = count * sizeof(float), i;
+	float *sb = map_buf(bytes), *rb = inplace ? sb : map_buf(bytes);
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	__u64 bad = 0, n;
+
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	for (i = 0; i < count; i++) {
+		sb[i] = (float)((i % 101) + me);
+		if (!inplace)
+			rb[i] = -1.0f;
+	}
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.redop = KCOLL_SUM;
+	s.count = count;
+	s.cookie = 0xc0ffee + count;
+	if (registered && bytes) {
+		s.send.handle = reg_buf(self->fd, sb, bytes);
+		ASSERT_NE(0, s.send.handle);
+		s.recv.handle = inplace ? s.send.handle : reg_buf(self->fd, rb, bytes);
+		ASSERT_NE(0, s.recv.handle);
+	} else {
+		s.send.addr = (uintptr_t)sb;
+		s.recv.addr = (uintptr_t)rb;
+	}
+	ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("submit: %s", strerror(errno));
+	ASSERT_EQ(sizeof(n), read(self->efd, &n, sizeof(n)));
+	EXPECT_EQ(1, n);
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	EXPECT_EQ(s.cookie, cpl.cookie);
+	EXPECT_EQ(s.op_id, cpl.op_id);
+	for (i = 0; i < count; i++) {
+		float want = 0;
+
+		for (r = 0; r < p; r++)
+			want += (float)((i % 101) + r);
+		if (rb[i] != want && bad++ < 4)
+			TH_LOG("element %zu: %g, expected %g", i, rb[i], want);
+	}
+	EXPECT_EQ(0, bad);
+	TH_LOG("allreduce %zu B %s %s: %.3f ms", bytes, inplace ? "in place" : "out of place",
+	       registered ? "registered" : "user pointer",
+	       (cpl.complete_ns - cpl.submit_ns) / 1e6);
+	munmap(sb, bytes ? bytes : 1);
+	if (!inplace)
+		munmap(rb, bytes ? bytes : 1);
+}
+
+TEST_F_TIMEOUT(cl, allreduce_fp32_sum_sizes_exact, 600)
+{
+	static const size_t counts[] = { 0, 1, 1001, 1 << 18 };
+	size_t i;
+
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		allreduce_check(_metadata, self, counts[i], false, false);
+		allreduce_check(_metadata, self, counts[i], true, true);
+	}
+	allreduce_check(_metadata, self, 3 << 16, false, true);
+}
+
+TEST_F_TIMEOUT(cl, broadcast_allgather_barrier, 300)
+{
+	unsigned int p = self->c.nranks, me = self->c.rank, r;
+	size_t count = 10007, i;
+	int *a = map_buf(count * 4), *g = map_buf(count * 4 * p);
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	__u64 bad = 0;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, g);
+	for (i = 0; i < count; i++)
+		a[i] = me == p - 1 ? (int)(i * 7) : -1;
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_BROADCAST;
+	s.dtype = KCOLL_INT32;
+	s.root = p - 1;
+	s.count = count;
+	s.send.addr = (uintptr_t)a;
+	s.recv.addr = (uintptr_t)a;
+	ASSERT_EQ(0, submit(self->fd, &s));
+
+	for (i = 0; i < count; i++)
+		g[me * count + i] = (int)(me * 1000000 + i);
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLGATHER;
+	s.dtype = KCOLL_INT32;
+	s.count = count;
+	s.send.addr = (uintptr_t)(g + me * count);	/* in place */
+	s.recv.addr = (uintptr_t)g;
+	ASSERT_EQ(0, submit(self->fd, &s));
+
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_BARRIER;
+	ASSERT_EQ(0, submit(self->fd, &s));
+
+	/* Completions come in submission order. */
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	EXPECT_EQ(1, cpl.op_id);
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	EXPECT_EQ(2, cpl.op_id);
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	EXPECT_EQ(3, cpl.op_id);
+	for (i = 0; i < count; i++)
+		if (a[i] != (int)(i * 7) && bad++ < 4)
+			TH_LOG("broadcast element %zu: %d", i, a[i]);
+	for (r = 0; r < p; r++)
+		for (i = 0; i < count; i++)
+			if (g[r * count + i] != (int)(r * 1000000 + i) && bad++ < 8)
+				TH_LOG("allgather block %u element %zu: %d", r, i,
+				       g[r * count + i]);
+	EXPECT_EQ(0, bad);
+}
+
+TEST_F(cl, abort_refuses_later_operations)
+{
+	struct kcoll_abort a = { .size = sizeof(a) };
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	int st;
+
+	/*
+	 * Everyone is connected before anyone aborts.  The barrier completes
+	 * locally: a rank that leaves it first may abort while another still
+	 * waits for its last message, which then ends with ECONNRESET.
+	 */
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_BARRIER;
+	ASSERT_EQ(0, submit(self->fd, &s));
+	st = wait_one(self->fd, &cpl);
+	if (st != -ECONNRESET)
+		ASSERT_EQ(0, st);
+
+	EXPECT_EQ(0, ioctl(self->fd, KCOLL_IOC_ABORT, &a));
+	EXPECT_EQ(-1, submit(self->fd, &s));
+	/* A peer's abort may have reached us first. */
+	if (errno != ECONNRESET)
+		EXPECT_EQ(ECANCELED, errno);
+}
+
+/* ------------------------------------- every operation x every algorithm */
+
+FIXTURE(ops) {
+	int fd;
+	struct cluster c;
+};
+
+FIXTURE_VARIANT(ops) {
+	const char *algo;
+};
+
+/* With one rank per server every algorithm runs at level1. */
+FIXTURE_VARIANT_ADD(ops, auto) { .algo = "level0:NA;level1:NA;level2:NA" };
+FIXTURE_VARIANT_ADD(ops, ring) { .algo = "level1:ring" };
+FIXTURE_VARIANT_ADD(ops, rhd) { .algo = "level1:H-D_R" };
+FIXTURE_VARIANT_ADD(ops, nhr) { .algo = "level1:NHR" };
+FIXTURE_VARIANT_ADD(ops, nb) { .algo = "level1:NB" };
+FIXTURE_VARIANT_ADD(ops, mesh) { .algo = "level1:fullmesh" };
+FIXTURE_VARIANT_ADD(ops, pairwise) { .algo = "level1:pairwise" };
+FIXTURE_VARIANT_ADD(ops, tree) { .algo = "level1:tree" };
+FIXTURE_VARIANT_ADD(ops, pipeline) { .algo = "level1:pipeline" };
+FIXTURE_VARIANT_ADD(ops, ahc) { .algo = "level1:AHC" };
+FIXTURE_VARIANT_ADD(ops, ahc_broke) { .algo = "level1:AHC_BROKE" };
+
+FIXTURE_SETUP(ops)
+{
+	self->fd = kc_open(_metadata);
+	ASSERT_EQ(0, cluster_get(&self->c));
+	ASSERT_EQ(0, comm_create(self->fd, &self->c, -1, variant->algo)) {
+		TH_LOG("create with \"%s\": %s", variant->algo, strerror(errno));
+	}
+}
+
+FIXTURE_TEARDOWN(ops)
+{
+	close(self->fd);
+}
+
+static int val(unsigned int r, size_t i)
+{
+	return (int)(r * 1000 + i % 997);
+}
+
+/* AlltoAllv: elements rank s sends to rank d. */
+static size_t a2av_count(unsigned int s, unsigned int d)
+{
+	return ((s + 2 * d) % 3) * 700 + 5;
+}
+
+struct opcase {
+	__u32 op;
+	int *send, *recv;
+	size_t sn, rn;			/* elements */
+	__u64 cnt[4][64];		/* AlltoAllv */
+};
+
+static void fill_case(struct opcase *oc, __u32 op, unsigned int p, unsigned int me, size_t n)
+{
+	unsigned int r;
+	size_t i, off;
+
+	memset(oc, 0, sizeof(*oc));
+	oc->op = op;
+	switch (op) {
+	case KCOLL_OP_ALLREDUCE: case KCOLL_OP_BROADCAST: case KCOLL_OP_REDUCE:
+		oc->sn = n; oc->rn = n; break;
+	case KCOLL_OP_REDUCESCATTER: case KCOLL_OP_SCATTER:
+		oc->sn = n * p; oc->rn = n; break;
+	case KCOLL_OP_ALLGATHER: case KCOLL_OP_GATHER:
+		oc->sn = n; oc->rn = n * p; break;
+	case KCOLL_OP_ALLTOALL:
+		oc->sn = n * p; oc->rn = n * p; break;
+	case KCOLL_OP_ALLTOALLV:
+		for (r = 0, off = 0; r < p; off += a2av_count(me, r), r++) {
+			oc->cnt[0][r] = a2av_count(me, r);
+			oc->cnt[1][r] = off;
+		}
+		oc->sn = off;
+		for (r = 0, off = 0; r < p; off += a2av_count(r, me), r++) {
+			oc->cnt[2][r] = a2av_count(r, me);
+			oc->cnt[3][r] = off;
+		}
+		oc->rn = off;
+		break;
+	}
+	oc->send = map_buf(oc->sn * 4);
+	oc->recv = map_buf(oc->rn * 4);
+	for (i = 0; i < oc->sn; i++)
+		oc->send[i] = val(me, i);
+	if (op == KCOLL_OP_ALLTOALLV)
+		for (r = 0; r < p; r++)
+			for (i = 0; i < oc->cnt[0][r]; i++)
+				oc->send[oc->cnt[1][r] + i] = (int)(me * 100000 + r * 1000 + i);
+	for (i = 0; i < oc->rn; i++)
+		oc->recv[i] = -7;
+}
+
+static __u64 check_case(struct __test_metadata *_metadata, const struct opcase *oc,
+			unsigned int p, unsigned int me, size_t n)
+{
+	unsigned int root = p - 1, r;
+	__u64 bad = 0;
+	size_t i;
+
+	for (i = 0; i < oc->rn; i++) {
+		long want = 0;
+
+		switch (oc->op) {
+		case KCOLL_OP_ALLREDUCE:
+			for (r = 0; r < p; r++)
+				want += val(r, i);
+			break;
+		case KCOLL_OP_REDUCE:
+			if (me != root)
+				return 0;
+			for (r = 0; r < p; r++)
+				want += val(r, i);
+			break;
+		case KCOLL_OP_REDUCESCATTER:
+			for (r = 0; r < p; r++)
+				want += val(r, me * n + i);
+			break;
+		case KCOLL_OP_BROADCAST:
+			want = val(root, i);
+			break;
+		case KCOLL_OP_SCATTER:
+			want = val(root, me * n + i);
+			break;
+		case KCOLL_OP_ALLGATHER:
+			want = val(i / n, i % n);
+			break;
+		case KCOLL_OP_GATHER:
+			if (me != root)
+				return 0;
+			want = val(i / n, i % n);
+			break;
+		case KCOLL_OP_ALLTOALL:
+			want = val(i / n, me * n + i % n);
+			break;
+		case KCOLL_OP_ALLTOALLV:
+			for (r = 0; r + 1 < p && i >= oc->cnt[3][r + 1]; r++)
+				;
+			want = r * 100000 + me * 1000 + (i - oc->cnt[3][r]);
+			break;
+		}
+		if (oc->recv[i] != (int)want && bad++ < 3)
+			TH_LOG("%u: element %zu is %d, expected %ld", oc->op, i,
+			       oc->recv[i], want);
+	}
+	return bad;
+}
+
+TEST_F_TIMEOUT(ops, every_op_int32_sum_exact, 900)
+{
+	static const __u32 opl[] = {
+		KCOLL_OP_ALLREDUCE, KCOLL_OP_REDUCESCATTER, KCOLL_OP_ALLGATHER,
+		KCOLL_OP_BROADCAST, KCOLL_OP_REDUCE, KCOLL_OP_SCATTER, KCOLL_OP_GATHER,
+		KCOLL_OP_ALLTOALL, KCOLL_OP_ALLTOALLV, KCOLL_OP_BARRIER,
+	};
+	static const size_t sizes[] = { 1, 1003, 70001 };
+	unsigned int p = self->c.nranks, me = self->c.rank;
+	static struct opcase oc[sizeof(opl) / sizeof(opl[0])];
+	size_t k, j, nops = sizeof(opl) / sizeof(opl[0]);
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		bool ok[16] = { 0 };
+
+		/* Submit every operation back to back: they queue and run in order. */
+		for (j = 0; j < nops; j++) {
+			struct kcoll_submit s;
+
+			fill_case(&oc[j], opl[j], p, me, n);
+			memset(&s, 0, sizeof(s));
+			s.op = opl[j];
+			s.dtype = KCOLL_INT32;
+			s.redop = KCOLL_SUM;
+			s.root = p - 1;
+			s.count = n;
+			s.send.addr = (uintptr_t)oc[j].send;
+			s.recv.addr = (uintptr_t)oc[j].recv;
+			s.scounts = (uintptr_t)oc[j].cnt[0];
+			s.sdispls = (uintptr_t)oc[j].cnt[1];
+			s.rcounts = (uintptr_t)oc[j].cnt[2];
+			s.rdispls = (uintptr_t)oc[j].cnt[3];
+			s.cookie = j;
+			if (submit(self->fd, &s)) {
+				/* Refused the same way on every rank: not runnable. */
+				EXPECT_EQ(EOPNOTSUPP, errno) TH_LOG("op %u: %s", opl[j],
+								   strerror(errno));
+				continue;
+			}
+			ok[j] = true;
+		}
+		for (j = 0; j < nops; j++) {
+			struct kcoll_completion cpl;
+
+			if (!ok[j])
+				continue;
+			ASSERT_EQ(0, wait_one(self->fd, &cpl)) TH_LOG("op %u", opl[j]);
+			EXPECT_EQ(j, cpl.cookie);
+		}
+		for (j = 0; j < nops; j++) {
+			if (ok[j])
+				EXPECT_EQ(0, check_case(_metadata, &oc[j], p, me, n))
+					TH_LOG("%s, %zu elements", variant->algo, n);
+			munmap(oc[j].send, oc[j].sn ? oc[j].sn * 4 : 1);
+			munmap(oc[j].recv, oc[j].rn ? oc[j].rn * 4 : 1);
+		}
+	}
+}
+
+TEST_HARNESS_MAIN

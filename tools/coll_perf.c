@@ -1,0 +1,794 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * coll-perf: nccl-tests for kcoll.  One rank per process, started on every
+ * node by a launcher (tools/kcoll-vm run, mpirun-like) with the rank table
+ * and the rank from flags or KCOLL_RANKTABLE / KCOLL_RANK.  Prints the
+ * nccl-tests table (algorithms-reference.md section 6): out of place and
+ * in place time, algbw, busbw and #wrong per size, with nccl-tests' byte
+ * counts and bus bandwidth factors, and checks every result exactly.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll.h"
+
+struct perf {
+	coll_comm_t *comm;
+	uint32_t rank, nranks;
+	coll_op_t op;
+	size_t minb, maxb, stepb;
+	double factor;
+	int iters, warmup, check, avg_mode;
+	bool all_dtypes, all_redops, all_roots, quiet_progress;
+	coll_dtype_t dtype;
+	coll_redop_t redop;
+	uint32_t root;
+	char *sendbuf, *recvbuf;
+	size_t bufbytes;
+	json_object *rows;
+	double bw_sum;
+	int bw_count;
+	uint64_t wrong_total;	/* over every rank */
+	uint64_t wrong_local;	/* this rank's */
+	int err;
+};
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+"Usage: %s [OPTION]...\n"
+"Measure and check kcoll collective operations, nccl-tests style.  Start one\n"
+"process per rank on every node (e.g. tools/kcoll-vm run -n 2 -- %s).\n"
+"\n"
+"  -t, --op NAME            allreduce (default), reducescatter, allgather,\n"
+"                           broadcast, reduce, scatter, gather, alltoall; the\n"
+"                           program name all_reduce_perf etc. sets it too\n"
+"  -b, --minbytes SIZE      smallest size (default 32M); K, M, G suffixes\n"
+"  -e, --maxbytes SIZE      largest size (default 32M)\n"
+"  -f, --stepfactor F       multiply the size by F each step (default 1:\n"
+"                           use --stepbytes)\n"
+"  -i, --stepbytes SIZE     add SIZE each step when F is 1 (default 1M)\n"
+"  -n, --iters N            timed iterations per size (default 20)\n"
+"  -w, --warmup_iters N     untimed iterations first (default 1)\n"
+"  -c, --check N            check the results of N runs (default 1; 0: off,\n"
+"                           #wrong shows N/A)\n"
+"  -o, --op_type OP         sum (default), prod, min, max, avg, or all\n"
+"  -d, --datatype TYPE      float (default), double, half, bfloat16, int8,\n"
+"                           uint8, int16, uint16, int32, uint32, int64,\n"
+"                           uint64, or all\n"
+"  -r, --root R             root of rooted operations (default 0), or all\n"
+"  -a, --average N          time reported: 0 rank 0's, 1 average of the\n"
+"                           ranks (default), 2 minimum, 3 maximum\n"
+"  -A, --algo STRING        force algorithms, HCCL_ALGO syntax, e.g.\n"
+"                           'level0:NA;level1:ring' (default: $KCOLL_ALGO,\n"
+"                           then $HCCL_ALGO, then the module's sysfs setting)\n"
+"  -R, --rank R             this process's rank (default $KCOLL_RANK)\n"
+"  -T, --ranktable FILE     rank table (default $KCOLL_RANKTABLE)\n"
+"  -J, --json FILE          also write the rows as JSON to FILE (rank 0)\n"
+"  -h, --help               this text\n"
+"\n"
+"Columns: size (B) and count (elements) as nccl-tests count them, type,\n"
+"redop, root (-1 when not rooted), then for out of place and in place:\n"
+"time (us, per iteration), algbw = size/time and busbw = algbw x factor\n"
+"(GB/s, 1e9), #wrong (mismatching elements summed over the ranks).  busbw\n"
+"factors: allreduce 2(n-1)/n; reducescatter, allgather, alltoall, gather,\n"
+"scatter (n-1)/n; broadcast, reduce 1.\n"
+"\n"
+"Exit status: 0 when every value was right, 1 on a wrong value or an error,\n"
+"2 on a usage error.\n", prog, prog);
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -EINVAL;
+	switch (*end) {
+	case 'G': case 'g': v *= 1024.0 * 1024 * 1024; end++; break;
+	case 'M': case 'm': v *= 1024.0 * 1024; end++; break;
+	case 'K': case 'k': v *= 1024.0; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > (double)(SIZE_MAX / 4))
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* ------------------------------------------------------ values */
+
+static bool is_float(coll_dtype_t t)
+{
+	return t == COLL_FLOAT16 || t == COLL_BFLOAT16 || t == COLL_FLOAT || t == COLL_DOUBLE;
+}
+
+static bool is_unsigned(coll_dtype_t t)
+{
+	return t == COLL_UINT8 || t == COLL_UINT16 || t == COLL_UINT32 || t == COLL_UINT64;
+}
+
+static bool reducing(coll_op_t op)
+{
+	return op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCESCATTER || op == COLL_OP_REDUCE;
+}
+
+static bool rooted(coll_op_t op)
+{
+	return op == COLL_OP_BROADCAST || op == COLL_OP_REDUCE || op == COLL_OP_SCATTER ||
+	       op == COLL_OP_GATHER;
+}
+
+/*
+ * Input element @i of rank @r: small integers, so every partial sum,
+ * product, minimum and maximum is exact in every type (fp16 included)
+ * and the result does not depend on the order of reduction.
+ */
+static int64_t gen(const struct perf *p, coll_dtype_t t, uint32_t r, size_t i)
+{
+	uint64_t h = (uint64_t)i * 2654435761u + (uint64_t)r * 40503u;
+	bool u = is_unsigned(t);
+
+	if (!reducing(p->op))
+		return u ? (int64_t)((i * 3 + r * 17) % 101) : (int64_t)((i * 3 + r * 17) % 101) - 50;
+	switch (p->redop) {
+	case COLL_PROD:
+		if (r == 0)
+			return 1 + (int64_t)((h >> 7) % 3);		/* 1, 2, 3 */
+		return (!u && ((h >> 9) & 1)) ? -1 : 1;
+	case COLL_AVG:
+		/* the same on every rank: the mean is exact */
+		return u ? (int64_t)(i % 9) : (int64_t)(i % 9) - 4;
+	default:
+		return u ? (int64_t)((h >> 5) % 9) : (int64_t)((h >> 5) % 9) - 4;
+	}
+}
+
+static int64_t expect_reduced(const struct perf *p, coll_dtype_t t, size_t i)
+{
+	int64_t acc = gen(p, t, 0, i), v;
+	uint32_t r;
+
+	for (r = 1; r < p->nranks; r++) {
+		v = gen(p, t, r, i);
+		switch (p->redop) {
+		case COLL_SUM: case COLL_AVG: acc += v; break;
+		case COLL_PROD: acc *= v; break;
+		case COLL_MAX: acc = v > acc ? v : acc; break;
+		case COLL_MIN: acc = v < acc ? v : acc; break;
+		default: break;
+		}
+	}
+	if (p->redop == COLL_AVG)
+		acc /= (int64_t)p->nranks;
+	return acc;
+}
+
+static uint16_t f2h(float f)
+{
+	uint32_t x, s, m;
+	int e;
+
+	memcpy(&x, &f, 4);
+	s = (x >> 16) & 0x8000;
+	if (!((x >> 23) & 0xff))
+		return (uint16_t)s;
+	e = (int)((x >> 23) & 0xff) - 127 + 15;
+	m = x & 0x7fffff;
+	if (e >= 31)
+		return (uint16_t)(s | 0x7c00);
+	if (e <= 0)
+		return (uint16_t)s;
+	return (uint16_t)(s | ((uint32_t)e << 10) | (m >> 13));
+}
+
+static double h2d(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f;
+	double v = e ? ldexp(1.0 + (h & 0x3ff) / 1024.0, e - 15) : ldexp((h & 0x3ff) / 1024.0, -14);
+
+	return h & 0x8000 ? -v : v;
+}
+
+static void store(coll_dtype_t t, void *buf, size_t i, int64_t v)
+{
+	char *b = buf;
+	float f = (float)v;
+	uint32_t x;
+	uint16_t h;
+	double d = (double)v;
+
+	switch (t) {
+	case COLL_INT8: case COLL_UINT8: b[i] = (char)(uint8_t)v; break;
+	case COLL_INT16: case COLL_UINT16: h = (uint16_t)v; memcpy(b + 2 * i, &h, 2); break;
+	case COLL_INT32: case COLL_UINT32: x = (uint32_t)v; memcpy(b + 4 * i, &x, 4); break;
+	case COLL_INT64: case COLL_UINT64: memcpy(b + 8 * i, &v, 8); break;
+	case COLL_FLOAT16: h = f2h(f); memcpy(b + 2 * i, &h, 2); break;
+	case COLL_BFLOAT16: memcpy(&x, &f, 4); h = (uint16_t)(x >> 16); memcpy(b + 2 * i, &h, 2); break;
+	case COLL_FLOAT: memcpy(b + 4 * i, &f, 4); break;
+	case COLL_DOUBLE: memcpy(b + 8 * i, &d, 8); break;
+	default: break;
+	}
+}
+
+static double load_float(coll_dtype_t t, const void *buf, size_t i)
+{
+	const char *b = buf;
+	uint16_t h;
+	uint32_t x;
+	float f;
+	double d;
+
+	switch (t) {
+	case COLL_FLOAT16: memcpy(&h, b + 2 * i, 2); return h2d(h);
+	case COLL_BFLOAT16: memcpy(&h, b + 2 * i, 2); x = (uint32_t)h << 16; memcpy(&f, &x, 4); return f;
+	case COLL_FLOAT: memcpy(&f, b + 4 * i, 4); return f;
+	default: memcpy(&d, b + 8 * i, 8); return d;
+	}
+}
+
+/* Compare @n elements of @got with what element j should be; count the wrong ones. */
+static uint64_t compare(const struct perf *p, coll_dtype_t t, const void *got, size_t n,
+			int64_t (*want)(const struct perf *, coll_dtype_t, size_t, const void *),
+			const void *ctx)
+{
+	size_t es = coll_dtype_size(t), j;
+	unsigned char exp[8];
+	uint64_t wrong = 0;
+
+	for (j = 0; j < n; j++) {
+		int64_t w = want(p, t, j, ctx);
+
+		if (is_float(t) && p->redop == COLL_AVG && reducing(p->op)) {
+			double g = load_float(t, got, j);
+
+			wrong += fabs(g - (double)w) > 1e-2 * fmax(1.0, fabs((double)w));
+			continue;
+		}
+		store(t, exp, 0, w);
+		wrong += memcmp((const char *)got + j * es, exp, es) != 0;
+	}
+	return wrong;
+}
+
+struct want_ctx {
+	size_t param;	/* per-rank count */
+};
+
+static int64_t want_reduced(const struct perf *p, coll_dtype_t t, size_t j, const void *ctx)
+{
+	(void)ctx;
+	return expect_reduced(p, t, j);
+}
+
+static int64_t want_rs(const struct perf *p, coll_dtype_t t, size_t j, const void *ctx)
+{
+	const struct want_ctx *w = ctx;
+
+	return expect_reduced(p, t, p->rank * w->param + j);
+}
+
+static int64_t want_gathered(const struct perf *p, coll_dtype_t t, size_t j, const void *ctx)
+{
+	const struct want_ctx *w = ctx;
+
+	return gen(p, t, (uint32_t)(j / w->param), j % w->param);
+}
+
+static int64_t want_root(const struct perf *p, coll_dtype_t t, size_t j, const void *ctx)
+{
+	(void)ctx;
+	return gen(p, t, p->root, j);
+}
+
+static int64_t want_scattered(const struct perf *p, coll_dtype_t t, size_t j, const void *ctx)
+{
+	const struct want_ctx *w = ctx;
+
+	return gen(p, t, p->root, p->rank * w->param + j);
+}
+
+static int64_t want_a2a(const struct perf *p, coll_dtype_t t, size_t j, const void *ctx)
+{
+	const struct want_ctx *w = ctx;
+
+	return gen(p, t, (uint32_t)(j / w->param), p->rank * w->param + j % w->param);
+}
+
+/* ------------------------------------------------------ one run */
+
+struct counts {
+	size_t param, send, recv;	/* elements */
+};
+
+static struct counts op_counts(const struct perf *p, size_t bytes, coll_dtype_t t)
+{
+	size_t es = coll_dtype_size(t), count = bytes / es, n = p->nranks, base;
+	size_t align = es >= 16 ? 1 : 16 / es;
+	struct counts c = { 0, 0, 0 };
+
+	base = count / n / align * align;
+	switch (p->op) {
+	case COLL_OP_ALLREDUCE: case COLL_OP_BROADCAST: case COLL_OP_REDUCE:
+		c.param = c.send = c.recv = count;
+		break;
+	case COLL_OP_REDUCESCATTER: case COLL_OP_SCATTER:
+		c.param = base; c.send = base * n; c.recv = base;
+		break;
+	case COLL_OP_ALLGATHER: case COLL_OP_GATHER:
+		c.param = base; c.send = base; c.recv = base * n;
+		break;
+	case COLL_OP_ALLTOALL:
+		c.param = base; c.send = c.recv = base * n;
+		break;
+	default:
+		break;
+	}
+	return c;
+}
+
+static double bus_factor(const struct perf *p)
+{
+	double n = p->nranks;
+
+	switch (p->op) {
+	case COLL_OP_ALLREDUCE: return 2 * (n - 1) / n;
+	case COLL_OP_BROADCAST: case COLL_OP_REDUCE: return 1;
+	default: return (n - 1) / n;
+	}
+}
+
+static int submit(struct perf *p, coll_dtype_t t, const void *s, void *r, size_t param)
+{
+	switch (p->op) {
+	case COLL_OP_ALLREDUCE: return coll_allreduce_sync(p->comm, s, r, param, t, p->redop);
+	case COLL_OP_REDUCESCATTER:
+		return coll_reducescatter_sync(p->comm, s, r, param, t, p->redop);
+	case COLL_OP_ALLGATHER: return coll_allgather_sync(p->comm, s, r, param, t);
+	case COLL_OP_BROADCAST: return coll_broadcast_sync(p->comm, s, r, param, t, p->root);
+	case COLL_OP_REDUCE: return coll_reduce_sync(p->comm, s, r, param, t, p->redop, p->root);
+	case COLL_OP_SCATTER: return coll_scatter_sync(p->comm, s, r, param, t, p->root);
+	case COLL_OP_GATHER: return coll_gather_sync(p->comm, s, r, param, t, p->root);
+	case COLL_OP_ALLTOALL: return coll_alltoall_sync(p->comm, s, r, param, t);
+	default: return -EOPNOTSUPP;
+	}
+}
+
+static void fail(struct perf *p, const char *what, int err)
+{
+	const char *d = coll_last_error();
+
+	fprintf(stderr, "coll-perf: rank %u: %s: %s%s%s\n", p->rank, what, coll_strerror(err),
+		*d ? ": " : "", d);
+	if (!p->err)
+		p->err = err;
+}
+
+/* Run out of place (@inplace false) or in place; time in us, wrong elements of this rank. */
+static int run(struct perf *p, coll_dtype_t t, struct counts c, bool inplace, double *us,
+	       uint64_t *wrong)
+{
+	size_t es = coll_dtype_size(t), i;
+	struct want_ctx w = { c.param };
+	char *sp = p->sendbuf, *rp = p->recvbuf, *chk;
+	size_t nchk = 0;
+	double t0;
+	int k, ret;
+	int64_t (*want)(const struct perf *, coll_dtype_t, size_t, const void *) = NULL;
+	bool is_root = rooted(p->op) && p->root == p->rank;
+
+	if (inplace) {
+		switch (p->op) {
+		case COLL_OP_REDUCESCATTER: case COLL_OP_SCATTER:
+			sp = p->recvbuf; rp = p->recvbuf + p->rank * c.param * es; break;
+		case COLL_OP_ALLGATHER: case COLL_OP_GATHER:
+			rp = p->recvbuf; sp = p->recvbuf + p->rank * c.param * es; break;
+		default:
+			sp = rp = p->recvbuf; break;
+		}
+	}
+	for (k = 0; k < p->warmup; k++) {
+		ret = submit(p, t, sp, rp, c.param);
+		if (ret)
+			return ret;
+	}
+	ret = coll_barrier_sync(p->comm);
+	if (ret)
+		return ret;
+	t0 = now_us();
+	for (k = 0; k < p->iters; k++) {
+		ret = submit(p, t, sp, rp, c.param);
+		if (ret)
+			return ret;
+	}
+	*us = p->iters ? (now_us() - t0) / p->iters : 0;
+
+	*wrong = 0;
+	chk = rp;
+	switch (p->op) {
+	case COLL_OP_ALLREDUCE: want = want_reduced; nchk = c.recv; break;
+	case COLL_OP_REDUCE: want = want_reduced; nchk = is_root ? c.recv : 0; break;
+	case COLL_OP_REDUCESCATTER: want = want_rs; nchk = c.recv; break;
+	case COLL_OP_ALLGATHER: want = want_gathered; nchk = c.recv; break;
+	case COLL_OP_GATHER: want = want_gathered; nchk = is_root ? c.recv : 0; break;
+	case COLL_OP_BROADCAST: want = want_root; nchk = c.recv; break;
+	case COLL_OP_SCATTER: want = want_scattered; nchk = c.recv; break;
+	case COLL_OP_ALLTOALL: want = want_a2a; nchk = c.recv; break;
+	default: break;
+	}
+	for (k = 0; k < p->check; k++) {
+		/* Fill the input (in place: inside the receive buffer), poison the output. */
+		memset(p->recvbuf, 0x5a, p->bufbytes);
+		if (!(p->op == COLL_OP_SCATTER && !is_root) &&
+		    !(p->op == COLL_OP_BROADCAST && !is_root))
+			for (i = 0; i < c.send; i++)
+				store(t, sp, i, gen(p, t, p->rank, i));
+		ret = submit(p, t, sp, rp, c.param);
+		if (ret)
+			return ret;
+		*wrong += compare(p, t, chk, nchk, want, &w);
+	}
+	return 0;
+}
+
+/* Combine over the ranks with an allreduce of one double / uint64. */
+static int combine_time(struct perf *p, double *us)
+{
+	double v = *us;
+	int ret = 0;
+
+	switch (p->avg_mode) {
+	case 0: return 0;
+	case 1: ret = coll_allreduce_sync(p->comm, &v, &v, 1, COLL_DOUBLE, COLL_SUM);
+		v /= p->nranks; break;
+	case 2: ret = coll_allreduce_sync(p->comm, &v, &v, 1, COLL_DOUBLE, COLL_MIN); break;
+	default: ret = coll_allreduce_sync(p->comm, &v, &v, 1, COLL_DOUBLE, COLL_MAX); break;
+	}
+	if (!ret)
+		*us = v;
+	return ret;
+}
+
+static void fmt_time(char *buf, size_t len, double us)
+{
+	snprintf(buf, len, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
+}
+
+static void one_size(struct perf *p, coll_dtype_t t, size_t bytes)
+{
+	struct counts c = op_counts(p, bytes, t);
+	size_t es = coll_dtype_size(t), sbytes = (c.send > c.recv ? c.send : c.recv) * es;
+	double us[2] = { 0, 0 }, algbw[2], busbw[2];
+	uint64_t wrong[2] = { 0, 0 };
+	json_object *row = NULL;
+	char ts[2][32], ws[2][32];
+	int ip, ret;
+
+	if (sbytes > p->bufbytes)
+		return;
+	for (ip = 0; ip < 2; ip++) {
+		ret = run(p, t, c, ip, &us[ip], &wrong[ip]);
+		p->wrong_local += wrong[ip];
+		if (!ret)
+			ret = combine_time(p, &us[ip]);
+		if (!ret && p->check)
+			ret = coll_allreduce_sync(p->comm, &wrong[ip], &wrong[ip], 1, COLL_UINT64,
+						  COLL_SUM);
+		if (ret) {
+			fail(p, ip ? "in place" : "out of place", ret);
+			return;
+		}
+		algbw[ip] = us[ip] > 0 ? sbytes / (us[ip] * 1e3) : 0;
+		busbw[ip] = algbw[ip] * bus_factor(p);
+		fmt_time(ts[ip], sizeof(ts[ip]), us[ip]);
+		if (p->check)
+			snprintf(ws[ip], sizeof(ws[ip]), "%5llu", (unsigned long long)wrong[ip]);
+		else
+			snprintf(ws[ip], sizeof(ws[ip]), "%5s", "N/A");
+		p->wrong_total += wrong[ip];
+	}
+	p->bw_sum += busbw[1];
+	p->bw_count++;
+	if (p->rank)
+		return;
+	if (p->quiet_progress == false)
+		fprintf(stderr, "\r\033[K");
+	printf("%12zu  %12zu  %8s  %6s  %6d", sbytes, sbytes / es, coll_dtype_name(t),
+	       reducing(p->op) ? coll_redop_name(p->redop) : "none",
+	       rooted(p->op) ? (int)p->root : -1);
+	for (ip = 0; ip < 2; ip++)
+		printf("  %7s  %6.2f  %6.2f  %5s", ts[ip], algbw[ip], busbw[ip], ws[ip]);
+	printf("\n");
+	fflush(stdout);
+	if (p->rows) {
+		row = json_object_new_object();
+		json_object_object_add(row, "size", json_object_new_int64((int64_t)sbytes));
+		json_object_object_add(row, "count", json_object_new_int64((int64_t)(sbytes / es)));
+		json_object_object_add(row, "type", json_object_new_string(coll_dtype_name(t)));
+		json_object_object_add(row, "redop", json_object_new_string(
+			reducing(p->op) ? coll_redop_name(p->redop) : "none"));
+		json_object_object_add(row, "root", json_object_new_int(
+			rooted(p->op) ? (int)p->root : -1));
+		for (ip = 0; ip < 2; ip++) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "time", json_object_new_double(us[ip]));
+			json_object_object_add(o, "alg_bw", json_object_new_double(algbw[ip]));
+			json_object_object_add(o, "bus_bw", json_object_new_double(busbw[ip]));
+			json_object_object_add(o, "nwrong", p->check ?
+				json_object_new_int64((int64_t)wrong[ip]) : NULL);
+			json_object_object_add(row, ip ? "in_place" : "out_of_place", o);
+		}
+		json_object_array_add(p->rows, row);
+	}
+}
+
+static void sweep(struct perf *p, coll_dtype_t t)
+{
+	size_t b, prev;
+
+	for (b = p->minb; b <= p->maxb && !p->err; ) {
+		if (p->rank == 0 && !p->quiet_progress)
+			fprintf(stderr, "\r\033[K# %s %s %zu bytes...", coll_op_name(p->op),
+				coll_dtype_name(t), b);
+		one_size(p, t, b);
+		prev = b;
+		if (p->factor > 1)
+			b = (size_t)((double)b * p->factor);
+		else
+			b += p->stepb;
+		if (b <= prev)
+			break;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "op", required_argument, NULL, 't' },
+		{ "minbytes", required_argument, NULL, 'b' },
+		{ "maxbytes", required_argument, NULL, 'e' },
+		{ "stepfactor", required_argument, NULL, 'f' },
+		{ "stepbytes", required_argument, NULL, 'i' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "warmup_iters", required_argument, NULL, 'w' },
+		{ "check", required_argument, NULL, 'c' },
+		{ "op_type", required_argument, NULL, 'o' },
+		{ "datatype", required_argument, NULL, 'd' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "average", required_argument, NULL, 'a' },
+		{ "algo", required_argument, NULL, 'A' },
+		{ "rank", required_argument, NULL, 'R' },
+		{ "ranktable", required_argument, NULL, 'T' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct perf p = {
+		.op = COLL_OP_ALLREDUCE, .minb = 32 << 20, .maxb = 32 << 20, .stepb = 1 << 20,
+		.factor = 1, .iters = 20, .warmup = 1, .check = 1, .avg_mode = 1,
+		.dtype = COLL_FLOAT, .redop = COLL_SUM,
+	};
+	struct coll_comm_opts opts = { .size = sizeof(opts) };
+	const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	const char *rankstr = getenv("KCOLL_RANK"), *table = getenv("KCOLL_RANKTABLE");
+	const char *json_path = NULL;
+	coll_mr_t *mrs = NULL, *mrr = NULL;
+	int opt, ret, d, o, r;
+	long v;
+	char *end;
+
+	if (strstr(prog, "_perf"))
+		coll_op_parse(prog, &p.op);
+	while ((opt = getopt_long(argc, argv, "t:b:e:f:i:n:w:c:o:d:r:a:A:R:T:J:h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			if (coll_op_parse(optarg, &p.op))
+				goto bad;
+			if (p.op == COLL_OP_ALLTOALLV || p.op == COLL_OP_BARRIER) {
+				fprintf(stderr, "%s: -t %s: coll-perf measures allreduce, "
+					"reducescatter, allgather, broadcast, reduce, scatter, "
+					"gather and alltoall\n", prog, optarg);
+				return 2;
+			}
+			break;
+		case 'b': if (parse_size(optarg, &p.minb)) goto bad; break;
+		case 'e': if (parse_size(optarg, &p.maxb)) goto bad; break;
+		case 'i': if (parse_size(optarg, &p.stepb) || !p.stepb) goto bad; break;
+		case 'f':
+			p.factor = strtod(optarg, &end);
+			if (*end || !(p.factor >= 1))
+				goto bad;
+			break;
+		case 'n': if (parse_int(optarg, 0, INT_MAX, &v)) goto bad; p.iters = (int)v; break;
+		case 'w': if (parse_int(optarg, 0, INT_MAX, &v)) goto bad; p.warmup = (int)v; break;
+		case 'c': if (parse_int(optarg, 0, INT_MAX, &v)) goto bad; p.check = (int)v; break;
+		case 'a': if (parse_int(optarg, 0, 3, &v)) goto bad; p.avg_mode = (int)v; break;
+		case 'o':
+			if (!strcmp(optarg, "all"))
+				p.all_redops = true;
+			else if (coll_redop_parse(optarg, &p.redop))
+				goto bad;
+			break;
+		case 'd':
+			if (!strcmp(optarg, "all"))
+				p.all_dtypes = true;
+			else if (coll_dtype_parse(optarg, &p.dtype))
+				goto bad;
+			break;
+		case 'r':
+			if (!strcmp(optarg, "all"))
+				p.all_roots = true;
+			else if (parse_int(optarg, 0, INT32_MAX, &v))
+				goto bad;
+			else
+				p.root = (uint32_t)v;
+			break;
+		case 'A': opts.algo = optarg; break;
+		case 'R': rankstr = optarg; break;
+		case 'T': table = optarg; break;
+		case 'J': json_path = optarg; break;
+		case 'h': usage(stdout, prog); return 0;
+		default: usage(stderr, prog); return 2;
+		}
+		continue;
+bad:
+		fprintf(stderr, "%s: invalid value '%s' for -%c%s%s\nTry '%s --help'.\n", prog,
+			optarg, opt, *coll_last_error() ? ": " : "", coll_last_error(), prog);
+		return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\nTry '%s --help'.\n", prog,
+			argv[optind], prog);
+		return 2;
+	}
+	if (p.minb > p.maxb) {
+		fprintf(stderr, "%s: -b %zu is larger than -e %zu\n", prog, p.minb, p.maxb);
+		return 2;
+	}
+	if (!table || !rankstr) {
+		fprintf(stderr, "%s: need a rank table and a rank: -T FILE -R RANK, or "
+			"KCOLL_RANKTABLE and KCOLL_RANK (set by tools/kcoll-vm run)\n", prog);
+		return 2;
+	}
+	if (parse_int(rankstr, 0, INT32_MAX, &v)) {
+		fprintf(stderr, "%s: invalid rank '%s'\n", prog, rankstr);
+		return 2;
+	}
+	p.rank = (uint32_t)v;
+	p.quiet_progress = !isatty(2);
+
+	ret = coll_comm_init_ranktable_opts(table, p.rank, &opts, &p.comm);
+	if (ret) {
+		fprintf(stderr, "%s: rank %u: %s\n", prog, p.rank, coll_last_error());
+		return 1;
+	}
+	p.nranks = (uint32_t)coll_comm_size(p.comm);
+	if (p.root >= p.nranks) {
+		fprintf(stderr, "%s: root %u out of range for %u ranks\n", prog, p.root, p.nranks);
+		coll_comm_destroy(p.comm);
+		return 2;
+	}
+	/* Buffers: the size column is max(send, recv) bytes, so maxbytes each. */
+	p.bufbytes = p.maxb + 64;
+	p.sendbuf = mmap(NULL, p.bufbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	p.recvbuf = mmap(NULL, p.bufbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (p.sendbuf == MAP_FAILED || p.recvbuf == MAP_FAILED) {
+		fprintf(stderr, "%s: cannot allocate 2 x %zu bytes\n", prog, p.bufbytes);
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(p.sendbuf, 0, p.bufbytes);
+	memset(p.recvbuf, 0, p.bufbytes);
+	ret = coll_mem_register(p.comm, p.sendbuf, p.bufbytes, &mrs);
+	if (!ret)
+		ret = coll_mem_register(p.comm, p.recvbuf, p.bufbytes, &mrr);
+	if (ret) {
+		fprintf(stderr, "%s: rank %u: %s\n", prog, p.rank, coll_last_error());
+		goto out;
+	}
+	if (json_path && p.rank == 0)
+		p.rows = json_object_new_array();
+
+	if (p.rank == 0) {
+		char host[64] = "?";
+
+		gethostname(host, sizeof(host) - 1);
+		printf("# coll-perf (kcoll): %s, %u ranks, communicator %llu\n",
+		       coll_op_name(p.op), p.nranks, (unsigned long long)coll_comm_id(p.comm));
+		printf("# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %g(%s) warmup "
+		       "iters: %d iters: %d agg iters: 1 validation: %d graph: 0\n", p.minb,
+		       p.maxb, p.factor > 1 ? p.factor : (double)p.stepb,
+		       p.factor > 1 ? "factor" : "bytes", p.warmup, p.iters, p.check);
+		printf("#\n# Using devices\n#  Rank %2u Group  0 Pid %6d on %10s device  0 "
+		       "[kcoll]\n#\n", p.rank, (int)getpid(), host);
+		printf("#%*s%s%*s%s\n", 59, "", "out-of-place", 23, "", "in-place");
+		printf("#       size         count      type   redop    root     time   algbw   "
+		       "busbw #wrong     time   algbw   busbw #wrong\n");
+		printf("#        (B)    (elements)                               (us)  (GB/s)  "
+		       "(GB/s)            (us)  (GB/s)  (GB/s)       \n");
+		fflush(stdout);
+	}
+	{
+		int d_lo = p.all_dtypes ? 0 : (int)p.dtype;
+		int d_hi = p.all_dtypes ? COLL_DTYPE_COUNT - 1 : (int)p.dtype;
+		int o_lo = p.all_redops && reducing(p.op) ? 0 : (int)p.redop;
+		int o_hi = p.all_redops && reducing(p.op) ? COLL_REDOP_COUNT - 1 : (int)p.redop;
+		int r_lo = p.all_roots && rooted(p.op) ? 0 : (int)p.root;
+		int r_hi = p.all_roots && rooted(p.op) ? (int)p.nranks - 1 : (int)p.root;
+
+		for (d = d_lo; d <= d_hi && !p.err; d++)
+			for (o = o_lo; o <= o_hi && !p.err; o++)
+				for (r = r_lo; r <= r_hi && !p.err; r++) {
+					p.redop = o;
+					p.root = (uint32_t)r;
+					sweep(&p, d);
+				}
+	}
+	if (p.wrong_local)
+		fprintf(stderr, "rank=%u #wrong=%llu\n", p.rank,
+			(unsigned long long)p.wrong_local);
+	if (p.rank == 0 && !p.err) {
+		printf("# Out of bounds values : %llu %s\n", (unsigned long long)p.wrong_total,
+		       p.wrong_total ? "FAILED" : "OK");
+		printf("# Avg bus bandwidth    : %g \n#\n",
+		       p.bw_count ? p.bw_sum / p.bw_count : 0.0);
+	}
+	if (p.rows && json_object_to_file_ext(json_path, p.rows, JSON_C_TO_STRING_PRETTY)) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, json_path,
+			json_util_get_last_err());
+		p.err = -EIO;
+	}
+	ret = p.err;
+out:
+	json_object_put(p.rows);
+	if (mrr)
+		coll_mem_deregister(p.comm, mrr);
+	if (mrs)
+		coll_mem_deregister(p.comm, mrs);
+	coll_comm_destroy(p.comm);
+	if (p.sendbuf && p.sendbuf != MAP_FAILED)
+		munmap(p.sendbuf, p.bufbytes);
+	if (p.recvbuf && p.recvbuf != MAP_FAILED)
+		munmap(p.recvbuf, p.bufbytes);
+	return ret || p.wrong_total || p.wrong_local ? 1 : 0;
+}

@@ -1,0 +1,812 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * coll-sim: plans and predicted times of kcoll's collectives on a
+ * modelled cluster (see --help).  The plans are the ones the kernel would
+ * run; the times come from the discrete-event link model in tools/sim/.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <json-c/json.h>
+#include "sim.h"
+#include "ranktable.h"
+#include "kc_cfg.h"
+#include "kc_cost.h"
+#include "kc_reduce.h"
+
+static void usage(FILE *f)
+{
+	fputs(
+"NAME\n"
+"    coll-sim - predict kcoll collective times on a modelled cluster\n"
+"\n"
+"SYNOPSIS\n"
+"    coll-sim [TOPOLOGY] [LINKS] --op NAME [--algo HCCL_ALGO] --bytes N [OUTPUT]\n"
+"    coll-sim [TOPOLOGY] [LINKS] --op NAME -b MIN -e MAX -f FACTOR [OUTPUT]\n"
+"\n"
+"DESCRIPTION\n"
+"    Builds every rank's plan exactly as the kcoll module would and runs the\n"
+"    plans through the shared executor on a discrete-event model of the\n"
+"    links: latency alpha, time per byte beta and reduce time per byte\n"
+"    gamma per level (level0 inside a server, level1 between servers,\n"
+"    level2 between super-nodes).  Level0 is a full mesh (a link per pair\n"
+"    of ranks); at levels 1 and 2 each rank has one full-duplex port whose\n"
+"    bandwidth its concurrent transfers share; level2 bandwidth is divided\n"
+"    by the convergence ratio C.  No data moves; only time is modelled.\n"
+"\n"
+"TOPOLOGY\n"
+"    -r, --ranks P            P ranks (default 8, or what the other flags imply)\n"
+"    -k, --per-server K       K ranks per server (default 1)\n"
+"    -s, --servers-per-pod A,B,...\n"
+"                             super-nodes with A, B, ... servers (may differ)\n"
+"    -t, --rank-table FILE    HCCL rank table JSON, v1.0 or v1.2 (super_pod_list)\n"
+"\n"
+"LINKS\n"
+"        --alpha SEC          latency of every level (default 5e-6)\n"
+"        --beta SEC_PER_BYTE  transfer time per byte of every level (default 4e-11)\n"
+"        --gamma SEC_PER_BYTE reduce time per byte of every level (default 1e-10)\n"
+"        --level0 SPEC, --level1 SPEC, --level2 SPEC\n"
+"                             one level, SPEC = alpha=X,beta=Y,gamma=Z (any subset)\n"
+"        --conv C             convergence ratio of level2 (default 1)\n"
+"                             Options apply in order: --alpha, --beta and --gamma set\n"
+"                             every level, so give them before --levelN.\n"
+"\n"
+"OPERATION\n"
+"    -o, --op NAME            allreduce, reducescatter, allgather, broadcast, reduce,\n"
+"                             scatter, gather, alltoall, barrier (default allreduce)\n"
+"    -a, --algo STRING        HCCL_ALGO string, e.g. 'level0:NA;level1:H-D_R' or\n"
+"                             'allreduce=level1:AHC/others=level1:NHR' (default auto)\n"
+"    -d, --dtype NAME         element type (default fp32)\n"
+"        --root R             root of rooted operations (default 0)\n"
+"    -n, --bytes N            one size in bytes; K, M, G suffixes (powers of 1024)\n"
+"    -b, --minbytes N  -e, --maxbytes N  -f, --stepfactor F\n"
+"                             a sweep of sizes (default 8 .. 64M, factor 4)\n"
+"        --conformance        one message per plan step, no chunk pipelining, and a\n"
+"                             message moves only once its receiver is in the round\n"
+"                             that consumes it (steps never overlap, as in the\n"
+"                             formulas; what the conformance tests use)\n"
+"        --chunk BYTES        message size of the executor otherwise (default 1M)\n"
+"        --window N           messages in flight per peer (default 8)\n"
+"\n"
+"OUTPUT\n"
+"    A table per size: the algorithm chosen at each level, predicted time,\n"
+"    algbw and busbw (nccl-tests definitions), communication steps, and the\n"
+"    most bytes any rank sent and received.\n"
+"    -j, --json               the same as JSON: one object per size with op, bytes,\n"
+"                             algo, time_s, steps, max_send_bytes, max_recv_bytes,\n"
+"                             algbw_gbs, busbw_gbs\n"
+"    -A, --all-algos          every applicable algorithm side by side (time in us),\n"
+"                             the automatic choice marked with '*'\n"
+"    -x, --explain            the plan of one rank (--rank), level by level, and why\n"
+"                             each level's algorithm was chosen\n"
+"        --rank R             the rank --explain shows (default 0)\n"
+"    -p, --plot FILE.png      busbw against size per algorithm (gnuplot; implies -A)\n"
+"    -h, --help               this text\n"
+"\n"
+"EXAMPLES\n"
+"    coll-sim --op allreduce --ranks 5 --algo 'level0:NA;level1:H-D_R' --bytes 1M \\\n"
+"             --alpha 1e-6 --beta 1e-9 --gamma 1e-10 --conformance --json\n"
+"    coll-sim --servers-per-pod 8,16 --per-server 8 --conv 4 --op allreduce \\\n"
+"             -b 1K -e 1G -f 4 --all-algos --plot f.png\n"
+"\n"
+"EXIT STATUS\n"
+"    0 on success, 1 on a simulation or plan error, 2 on bad usage.\n", f);
+}
+
+struct opts {
+	u32 ranks, per_server, root, rank;
+	u32 pods[1024];
+	u32 npods;
+	const char *table;
+	struct sim_model m;
+	u32 op, dtype;
+	const char *algo;
+	u64 minb, maxb, factor;
+	bool json, all, explain, conformance;
+	const char *plot;
+	u32 chunk, window;
+};
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "coll-sim: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see --help)\n");
+	return 2;
+}
+
+static int parse_u64(const char *s, u64 *v)
+{
+	char *end;
+	double d = strtod(s, &end);
+	u64 mul = 1;
+
+	if (end == s || d < 0)
+		return -EINVAL;
+	switch (*end) {
+	case 'K': case 'k':
+		mul = 1ull << 10;
+		end++;
+		break;
+	case 'M': case 'm':
+		mul = 1ull << 20;
+		end++;
+		break;
+	case 'G': case 'g':
+		mul = 1ull << 30;
+		end++;
+		break;
+	}
+	if (*end)
+		return -EINVAL;
+	*v = (u64)(d * mul);
+	return 0;
+}
+
+static int parse_double(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return end == s || *end || *v < 0 ? -EINVAL : 0;
+}
+
+/* alpha=X,beta=Y,gamma=Z */
+static int parse_level(const char *s, struct sim_level *l)
+{
+	char buf[256], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		double *dst;
+
+		if (!eq)
+			return -EINVAL;
+		*eq = '\0';
+		if (!strcmp(tok, "alpha"))
+			dst = &l->alpha;
+		else if (!strcmp(tok, "beta"))
+			dst = &l->beta;
+		else if (!strcmp(tok, "gamma"))
+			dst = &l->gamma;
+		else
+			return -EINVAL;
+		if (parse_double(eq + 1, dst))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_op(const char *s)
+{
+	u32 op;
+
+	for (op = 0; op < KCOLL_OP_COUNT; op++)
+		if (!strcasecmp(s, kc_op_name(op)))
+			return (int)op;
+	return -1;
+}
+
+static int parse_dtype(const char *s)
+{
+	u32 d;
+
+	for (d = 0; d < KCOLL_DTYPE_COUNT; d++)
+		if (!strcasecmp(s, kc_dtype_name(d)))
+			return (int)d;
+	return -1;
+}
+
+enum { O_ALPHA = 256, O_BETA, O_GAMMA, O_L0, O_L1, O_L2, O_CONV, O_ROOT, O_CONF, O_CHUNK,
+       O_WINDOW, O_RANK };
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "ranks", required_argument, NULL, 'r' },
+		{ "per-server", required_argument, NULL, 'k' },
+		{ "servers-per-pod", required_argument, NULL, 's' },
+		{ "rank-table", required_argument, NULL, 't' },
+		{ "alpha", required_argument, NULL, O_ALPHA },
+		{ "beta", required_argument, NULL, O_BETA },
+		{ "gamma", required_argument, NULL, O_GAMMA },
+		{ "level0", required_argument, NULL, O_L0 },
+		{ "level1", required_argument, NULL, O_L1 },
+		{ "level2", required_argument, NULL, O_L2 },
+		{ "conv", required_argument, NULL, O_CONV },
+		{ "op", required_argument, NULL, 'o' },
+		{ "algo", required_argument, NULL, 'a' },
+		{ "dtype", required_argument, NULL, 'd' },
+		{ "root", required_argument, NULL, O_ROOT },
+		{ "bytes", required_argument, NULL, 'n' },
+		{ "minbytes", required_argument, NULL, 'b' },
+		{ "maxbytes", required_argument, NULL, 'e' },
+		{ "stepfactor", required_argument, NULL, 'f' },
+		{ "conformance", no_argument, NULL, O_CONF },
+		{ "chunk", required_argument, NULL, O_CHUNK },
+		{ "window", required_argument, NULL, O_WINDOW },
+		{ "json", no_argument, NULL, 'j' },
+		{ "all-algos", no_argument, NULL, 'A' },
+		{ "explain", no_argument, NULL, 'x' },
+		{ "rank", required_argument, NULL, O_RANK },
+		{ "plot", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	u32 l;
+	int c;
+	u64 v;
+	double d;
+
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+		o->m.lv[l] = (struct sim_level){ 5e-6, 4e-11, 1e-10 };
+	o->m.conv = 1;
+	o->op = KCOLL_OP_ALLREDUCE;
+	o->dtype = KCOLL_FP32;
+	o->minb = 8;
+	o->maxb = 64ull << 20;
+	o->factor = 4;
+	o->chunk = 1u << 20;
+	o->window = 8;
+	while ((c = getopt_long(argc, argv, "r:k:s:t:o:a:d:n:b:e:f:jAxp:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+		case 'k':
+		case O_ROOT:
+		case O_RANK:
+		case O_CHUNK:
+		case O_WINDOW:
+			if (parse_u64(optarg, &v) || v > U32_MAX)
+				return bad("bad number '%s'", optarg);
+			if (c == 'r')
+				o->ranks = (u32)v;
+			else if (c == 'k')
+				o->per_server = (u32)v;
+			else if (c == O_ROOT)
+				o->root = (u32)v;
+			else if (c == O_RANK)
+				o->rank = (u32)v;
+			else if (c == O_CHUNK)
+				o->chunk = (u32)v;
+			else
+				o->window = (u32)v;
+			break;
+		case 's': {
+			char *s = optarg, *end;
+
+			for (o->npods = 0; *s; s = *end ? end + 1 : end) {
+				unsigned long x = strtoul(s, &end, 10);
+
+				if (end == s || !x || (*end && *end != ',') ||
+				    o->npods == ARRAY_SIZE(o->pods))
+					return bad("bad --servers-per-pod '%s' (expected A,B,... >= 1)",
+						   optarg);
+				o->pods[o->npods++] = (u32)x;
+			}
+			break;
+		}
+		case 't':
+			o->table = optarg;
+			break;
+		case O_ALPHA:
+		case O_BETA:
+		case O_GAMMA:
+			if (parse_double(optarg, &d))
+				return bad("bad time '%s'", optarg);
+			for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+				if (c == O_ALPHA)
+					o->m.lv[l].alpha = d;
+				else if (c == O_BETA)
+					o->m.lv[l].beta = d;
+				else
+					o->m.lv[l].gamma = d;
+			}
+			break;
+		case O_L0:
+		case O_L1:
+		case O_L2:
+			if (parse_level(optarg, &o->m.lv[c - O_L0]))
+				return bad("bad level spec '%s' (expected alpha=X,beta=Y,gamma=Z)",
+					   optarg);
+			break;
+		case O_CONV:
+			if (parse_double(optarg, &o->m.conv) || o->m.conv < 1)
+				return bad("bad --conv '%s' (expected a ratio >= 1)", optarg);
+			break;
+		case 'o':
+			if (parse_op(optarg) < 0)
+				return bad("unknown operation '%s'", optarg);
+			o->op = (u32)parse_op(optarg);
+			break;
+		case 'a':
+			o->algo = optarg;
+			break;
+		case 'd':
+			if (parse_dtype(optarg) < 0)
+				return bad("unknown dtype '%s'", optarg);
+			o->dtype = (u32)parse_dtype(optarg);
+			break;
+		case 'n':
+		case 'b':
+		case 'e':
+		case 'f':
+			if (parse_u64(optarg, &v) || (c == 'f' && v < 2))
+				return bad("bad size '%s'", optarg);
+			if (c == 'n')
+				o->minb = o->maxb = v;
+			else if (c == 'b')
+				o->minb = v;
+			else if (c == 'e')
+				o->maxb = v;
+			else
+				o->factor = v;
+			break;
+		case O_CONF:
+			o->conformance = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'A':
+			o->all = true;
+			break;
+		case 'x':
+			o->explain = true;
+			break;
+		case 'p':
+			o->plot = optarg;
+			o->all = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument '%s'", argv[optind]);
+	if (o->minb > o->maxb)
+		return bad("%s", "--minbytes is larger than --maxbytes");
+	return 0;
+}
+
+static int make_topo(struct opts *o, struct kc_topo *t)
+{
+	char err[256] = "";
+	u32 k = o->per_server ? o->per_server : 1, sum = 0, i;
+	int ret;
+
+	if (o->table) {
+		ret = rt_load(o->table, t, err, sizeof(err));
+	} else if (o->npods) {
+		for (i = 0; i < o->npods; i++)
+			sum += o->pods[i] * k;
+		if (o->ranks && o->ranks != sum) {
+			fprintf(stderr, "coll-sim: --ranks %u, but the pods hold %u ranks\n",
+				o->ranks, sum);
+			return 2;
+		}
+		ret = kc_topo_init_pods(t, o->npods, o->pods, k);
+	} else {
+		u32 p = o->ranks ? o->ranks : 8;
+
+		if (p % k) {
+			fprintf(stderr, "coll-sim: %u ranks do not fill servers of %u\n", p, k);
+			return 2;
+		}
+		ret = kc_topo_init_regular(t, 1, p / k, k);
+	}
+	if (ret) {
+		fprintf(stderr, "coll-sim: topology: %s (%s)\n", err[0] ? err : "invalid",
+			strerror(-ret));
+		return 2;
+	}
+	if (o->root >= t->nranks || o->rank >= t->nranks) {
+		fprintf(stderr, "coll-sim: root/rank out of range for %u ranks\n", t->nranks);
+		return 2;
+	}
+	return 0;
+}
+
+/* nccl-tests: the size column and the busbw factor of an operation. */
+static double bus_factor(u32 op, u32 p)
+{
+	switch (op) {
+	case KCOLL_OP_ALLREDUCE:
+		return 2.0 * (p - 1) / p;
+	case KCOLL_OP_BROADCAST:
+	case KCOLL_OP_REDUCE:
+		return 1;
+	case KCOLL_OP_BARRIER:
+		return 0;
+	}
+	return (double)(p - 1) / p;
+}
+
+static void op_for_bytes(const struct opts *o, u32 p, u64 bytes, struct kc_op_desc *op)
+{
+	u64 es = kc_dtype_size(o->dtype), per = bytes / es;
+
+	memset(op, 0, sizeof(*op));
+	op->op = o->op;
+	op->dtype = o->dtype;
+	op->redop = KCOLL_SUM;
+	op->root = o->root;
+	switch (o->op) {
+	case KCOLL_OP_REDUCESCATTER:
+	case KCOLL_OP_ALLGATHER:
+	case KCOLL_OP_SCATTER:
+	case KCOLL_OP_GATHER:
+	case KCOLL_OP_ALLTOALL:
+		per /= p;
+		break;
+	case KCOLL_OP_BARRIER:
+		per = 0;
+		break;
+	}
+	op->count = per;
+}
+
+/* "L0:mesh L1:nhr" or the whole-operation builder's name. */
+static void algo_label(const u32 *algo, char *buf, size_t len)
+{
+	size_t pos = 0;
+	u32 l;
+
+	buf[0] = '\0';
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		const struct kc_algo_ops *a = kc_algo_get(algo[l]);
+
+		if (a && a->build) {
+			snprintf(buf, len, "%s", a->name);
+			return;
+		}
+	}
+	for (l = 0; l < KCOLL_LEVEL_COUNT && pos < len; l++)
+		if (algo[l])
+			pos += snprintf(buf + pos, len - pos, "%sL%u:%s", pos ? " " : "", l,
+					kc_algo_name(algo[l]));
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+struct ctx {
+	struct opts *o;
+	struct kc_topo t;
+	struct kc_algo_conf conf;
+	struct kc_cost_model cm;
+	struct kc_exec_cfg ec;
+};
+
+/* Simulate one configuration; *res and the label of what ran. */
+static int run_one(struct ctx *x, const struct kc_op_desc *op, const struct kc_algo_cfg *cfg,
+		   struct sim_result *res, char *label, size_t llen, char *note, u32 nlen)
+{
+	char err[256] = "";
+	u32 used[KCOLL_LEVEL_COUNT];
+	int ret;
+
+	ret = sim_op(&x->t, op, cfg, &x->o->m, &x->ec, res, used, note, nlen, err, sizeof(err));
+	if (ret) {
+		snprintf(label, llen, "error: %s", err[0] ? err : strerror(-ret));
+		return ret;
+	}
+	algo_label(used, label, llen);
+	return 0;
+}
+
+/* The configuration for op: HCCL_ALGO entry, fallbacks, then AUTO resolved. */
+static void cfg_for(struct ctx *x, const struct kc_op_desc *op, struct kc_algo_cfg *cfg,
+		    char *fb, u32 fblen)
+{
+	struct kc_algo_cfg c = { { 0 }, 0 };
+
+	kc_cfg_for_op(&x->conf, op->op, &c, fb, fblen);
+	kc_select_cfg(&x->t, op, &c, &x->cm, cfg);
+}
+
+static void print_header(const struct ctx *x)
+{
+	const struct opts *o = x->o;
+
+	printf("# coll-sim: %s, %u ranks, %u servers, %u super-nodes, %s\n", kc_op_name(o->op),
+	       x->t.nranks, x->t.nservers, x->t.npods,
+	       o->conformance ? "conformance (one message per step)" : "chunked");
+	printf("# %12s %12s %-24s %12s %9s %9s %6s %12s %12s\n", "size(B)", "count",
+	       "algorithm", "time(us)", "algbw", "busbw", "steps", "max_send(B)", "max_recv(B)");
+}
+
+static int table_row(struct ctx *x, u64 bytes, json_object *arr)
+{
+	struct kc_op_desc op;
+	struct kc_algo_cfg cfg;
+	struct sim_result res = { 0 };
+	char label[128], fb[256];
+	double algbw;
+	u32 p = x->t.nranks;
+
+	op_for_bytes(x->o, p, bytes, &op);
+	cfg_for(x, &op, &cfg, fb, sizeof(fb));
+	if (run_one(x, &op, &cfg, &res, label, sizeof(label), NULL, 0)) {
+		fprintf(stderr, "coll-sim: %llu bytes: %s\n", (unsigned long long)bytes, label);
+		return 1;
+	}
+	algbw = res.time > 0 ? bytes / res.time / 1e9 : 0;
+	if (arr) {
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "op", json_object_new_string(kc_op_name(op.op)));
+		json_object_object_add(j, "bytes", json_object_new_int64((int64_t)bytes));
+		json_object_object_add(j, "algo", json_object_new_string(label));
+		json_object_object_add(j, "time_s", json_object_new_double(res.time));
+		json_object_object_add(j, "steps", json_object_new_int64(res.max_rounds));
+		json_object_object_add(j, "max_send_bytes",
+				       json_object_new_int64((int64_t)res.max_sent));
+		json_object_object_add(j, "max_recv_bytes",
+				       json_object_new_int64((int64_t)res.max_recv));
+		json_object_object_add(j, "algbw_gbs", json_object_new_double(algbw));
+		json_object_object_add(j, "busbw_gbs",
+				       json_object_new_double(algbw * bus_factor(op.op, p)));
+		json_object_object_add(j, "sim_events", json_object_new_int64((int64_t)res.events));
+		if (fb[0])
+			json_object_object_add(j, "fallback", json_object_new_string(fb));
+		json_object_array_add(arr, j);
+		return 0;
+	}
+	printf("  %12llu %12llu %-24s %12.3f %9.3f %9.3f %6u %12llu %12llu\n",
+	       (unsigned long long)bytes, (unsigned long long)op.count, label, res.time * 1e6,
+	       algbw, algbw * bus_factor(op.op, p), res.max_rounds,
+	       (unsigned long long)res.max_sent, (unsigned long long)res.max_recv);
+	if (fb[0])
+		printf("#   fallback: %s\n", fb);
+	return 0;
+}
+
+/* Candidates of --all-algos: every flat algorithm at the top level, builders. */
+static u32 candidates(const struct ctx *x, u32 op, struct kc_algo_cfg *c, const char **name)
+{
+	static const u32 flat[] = { KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_RHD,
+				    KCOLL_ALGO_NHR, KCOLL_ALGO_NB, KCOLL_ALGO_PAIRWISE,
+				    KCOLL_ALGO_TREE };
+	static const u32 whole[] = { KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC, KCOLL_ALGO_AHC_BROKE };
+	struct kc_level lv[KC_MAX_LEVELS];
+	u32 nl = kc_topo_levels(&x->t, 0, lv), n = 0, i, top;
+
+	top = nl ? lv[nl - 1].cfg_level : KCOLL_LEVEL0;
+	for (i = 0; i < ARRAY_SIZE(flat); i++) {
+		if (flat[i] == KCOLL_ALGO_MESH && top != KCOLL_LEVEL0)
+			continue;	/* HCCL: no fullmesh between servers */
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].algo[top] = flat[i];
+		name[n++] = kc_algo_name(flat[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(whole) && x->t.nservers > 1; i++) {
+		if (!kc_algo_supports(kc_algo_get(whole[i]), op))
+			continue;
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].algo[KCOLL_LEVEL1] = whole[i];
+		name[n++] = kc_algo_name(whole[i]);
+	}
+	return n;
+}
+
+#define MAXC 16
+
+static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
+{
+	struct kc_algo_cfg c[MAXC];
+	const char *name[MAXC];
+	double tm[MAXC];
+	u32 n, i, s, p = x->t.nranks;
+	FILE *dat = NULL;
+	char datpath[4096];
+	int rc = 0;
+
+	{
+		struct kc_op_desc op0;
+
+		op_for_bytes(x->o, p, sizes[0], &op0);
+		n = candidates(x, op0.op, c, name);
+	}
+	if (x->o->plot) {
+		snprintf(datpath, sizeof(datpath), "%s.dat", x->o->plot);
+		dat = fopen(datpath, "w");
+		if (!dat) {
+			perror(datpath);
+			return 1;
+		}
+	}
+	printf("# coll-sim --all-algos: %s, %u ranks, %u servers, %u super-nodes; time in us, '*' = automatic choice, '-' = cannot run\n",
+	       kc_op_name(x->o->op), p, x->t.nservers, x->t.npods);
+	printf("# %10s", "size(B)");
+	for (i = 0; i < n; i++)
+		printf(" %11s", name[i]);
+	printf("  %-22s %s\n", "auto", "auto/best");
+	if (dat) {
+		fprintf(dat, "size");
+		for (i = 0; i < n; i++)
+			fprintf(dat, " %s", name[i]);
+		fprintf(dat, " auto\n");
+	}
+	for (s = 0; s < nsizes; s++) {
+		struct kc_op_desc op;
+		struct kc_algo_cfg ac;
+		struct sim_result res = { 0 };
+		char label[128], fb[256];
+		double best = INFINITY, ta;
+
+		op_for_bytes(x->o, p, sizes[s], &op);
+		cfg_for(x, &op, &ac, fb, sizeof(fb));
+		for (i = 0; i < n; i++) {
+			tm[i] = NAN;
+			if (!run_one(x, &op, &c[i], &res, label, sizeof(label), NULL, 0))
+				tm[i] = res.time;
+			if (tm[i] < best)
+				best = tm[i];
+		}
+		if (run_one(x, &op, &ac, &res, label, sizeof(label), NULL, 0)) {
+			ta = NAN;
+			rc = 1;
+		} else {
+			ta = res.time;
+		}
+		printf("  %10llu", (unsigned long long)sizes[s]);
+		for (i = 0; i < n; i++) {
+			bool mark = !isnan(tm[i]) && tm[i] == ta && strstr(label, name[i]);
+
+			if (isnan(tm[i]))
+				printf(" %11s", "-");
+			else
+				printf(" %10.2f%c", tm[i] * 1e6, mark ? '*' : ' ');
+		}
+		printf("  %-22s %.3f\n", label, ta / best);
+		if (dat) {
+			double f = bus_factor(op.op, p);
+
+			fprintf(dat, "%llu", (unsigned long long)sizes[s]);
+			for (i = 0; i < n; i++)
+				fprintf(dat, " %g", isnan(tm[i]) ? NAN : sizes[s] / tm[i] / 1e9 * f);
+			fprintf(dat, " %g\n", sizes[s] / ta / 1e9 * f);
+		}
+	}
+	if (dat) {
+		char cmd[8192 + 64];
+		FILE *gp;
+
+		fclose(dat);
+		gp = popen("gnuplot", "w");
+		if (!gp) {
+			perror("gnuplot");
+			return 1;
+		}
+		fprintf(gp, "set terminal pngcairo size 1000,650 noenhanced\n"
+			    "set output '%s'\nset logscale x 2\nset key left top\n"
+			    "set xlabel 'size (bytes)'\nset ylabel 'busbw (GB/s)'\n"
+			    "set title 'coll-sim %s, %u ranks'\nset datafile missing 'nan'\n"
+			    "plot for [i=2:%u] '%s' using 1:i with linespoints title columnhead(i)\n",
+			x->o->plot, kc_op_name(x->o->op), p, n + 2, datpath);
+		if (pclose(gp)) {
+			snprintf(cmd, sizeof(cmd), "gnuplot failed writing %s", x->o->plot);
+			fprintf(stderr, "coll-sim: %s\n", cmd);
+			return 1;
+		}
+		printf("# plot: %s (data %s)\n", x->o->plot, datpath);
+	}
+	return rc;
+}
+
+static const char *const step_names[KC_STEP_KIND_COUNT] = {
+	"send", "recv", "recv+reduce", "copy", "reduce", "avg",
+};
+
+static const char *const buf_names[KC_BUF_COUNT] = { "send", "recv", "scratch" };
+
+static int explain(struct ctx *x, u64 bytes)
+{
+	struct kc_op_desc op;
+	struct kc_algo_cfg in = { { 0 }, 0 }, cfg;
+	struct kc_plan *plan = NULL;
+	char fb[256], err[256];
+	u32 l, r, i;
+	u64 cost;
+	int ret;
+
+	op_for_bytes(x->o, x->t.nranks, bytes, &op);
+	kc_cfg_for_op(&x->conf, op.op, &in, fb, sizeof(fb));
+	cost = kc_select_cfg(&x->t, &op, &in, &x->cm, &cfg);
+	printf("# explain: %s of %llu bytes on %u ranks, rank %u\n", kc_op_name(op.op),
+	       (unsigned long long)bytes, x->t.nranks, x->o->rank);
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+		printf("#   level%u: %-10s %s\n", l, kc_algo_name(cfg.algo[l]),
+		       in.algo[l] ? "(configured)" : cfg.algo[l] ? "(automatic: least modelled time)" : "");
+	if (fb[0])
+		printf("#   fallback: %s\n", fb);
+	printf("#   modelled time %.3f us\n", cost == KC_COST_INF ? INFINITY : cost / 1e9);
+	ret = kc_plan_build(&x->t, x->o->rank, &op, &cfg, &plan, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "coll-sim: plan: %s (%s)\n", err, strerror(-ret));
+		return 1;
+	}
+	printf("#   plan: %s; %u rounds, %u steps, %u peers, scratch %llu B\n", plan->note,
+	       plan->nrounds, plan->nsteps, plan->npeers, (unsigned long long)plan->scratch_bytes);
+	for (r = 0; r < plan->nrounds; r++) {
+		printf("  round %u:", r);
+		for (i = plan->round_start[r]; i < plan->round_start[r + 1]; i++) {
+			const struct kc_step *s = &plan->steps[i];
+			bool xfer = s->kind <= KC_STEP_RECV_REDUCE;
+
+			if (xfer)
+				printf(" [%s %s rank %u (L%u) %s@%llu+%llu]", step_names[s->kind],
+				       s->kind == KC_STEP_SEND ? "to" : "from", plan->peers[s->peer],
+				       sim_level_of(&x->t, x->o->rank, plan->peers[s->peer]),
+				       buf_names[s->buf], (unsigned long long)s->off,
+				       (unsigned long long)s->len);
+			else
+				printf(" [%s %s@%llu+%llu]", step_names[s->kind], buf_names[s->buf],
+				       (unsigned long long)s->off, (unsigned long long)s->len);
+		}
+		printf("\n");
+	}
+	kc_plan_free(plan);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct ctx x = { .o = &o };
+	u64 sizes[128], b;
+	u32 nsizes = 0, i;
+	json_object *arr = NULL;
+	char err[512];
+	int rc;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.algo && kc_cfg_parse(o.algo, &x.conf, err, sizeof(err))) {
+		fprintf(stderr, "coll-sim: --algo: %s\n", err);
+		return 2;
+	}
+	rc = make_topo(&o, &x.t);
+	if (rc)
+		return rc;
+	o.m.rendezvous = o.conformance;
+	sim_cost_model(&o.m, &x.cm);
+	x.ec = o.conformance ? sim_conformance_cfg() :
+	       (struct kc_exec_cfg){ .chunk_bytes = o.chunk, .window = o.window, .op_seq = 1 };
+	if (x.ec.chunk_bytes < 8 || (!x.ec.window && !o.conformance)) {
+		fprintf(stderr, "coll-sim: --chunk must be >= 8 and --window >= 1\n");
+		return 2;
+	}
+	for (b = o.minb; b <= o.maxb && nsizes < ARRAY_SIZE(sizes); b *= o.factor) {
+		sizes[nsizes++] = b;
+		if (!b)
+			break;
+	}
+	if (o.explain) {
+		rc = explain(&x, sizes[0]);
+	} else if (o.all) {
+		rc = all_algos(&x, sizes, nsizes);
+	} else {
+		if (o.json)
+			arr = json_object_new_array();
+		else
+			print_header(&x);
+		for (i = 0; i < nsizes && !rc; i++)
+			rc = table_row(&x, sizes[i], arr);
+		if (arr) {
+			json_object *out = nsizes == 1 ? json_object_array_get_idx(arr, 0) : arr;
+
+			if (out)
+				printf("%s\n", json_object_to_json_string_ext(out,
+						JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(arr);
+		}
+	}
+	kc_topo_free(&x.t);
+	return rc;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The simulated transport: a discrete-event model of the links that runs
+ * every rank's plan through the shared executor (kc_exec) with no data,
+ * only time.
+ *
+ * Links, per level (0 inside a server, 1 between servers of a pod, 2
+ * between pods): a message of n bytes occupies its link(s) for n * beta
+ * seconds at full rate and is delivered alpha seconds after its last byte
+ * left.  Level 0 is a full mesh: every ordered pair of ranks has a link of
+ * its own.  Levels 1 and 2 go through the one full-duplex port of each
+ * rank (egress at the sender, ingress at the receiver); transfers that use
+ * a port at the same time share it equally (a flow runs at
+ * 1 / (beta * k), k the most flows on any port it crosses).  Level 2 runs
+ * at beta * conv (convergence ratio C).  A receiver reduces what it
+ * receives at gamma seconds per byte, one message after the other; copies
+ * are free, as in the spec's formulas.  Credits return instantly.
+ */
+#ifndef KC_SIM_H
+#define KC_SIM_H
+
+#include "kc_coll.h"
+#include "kc_exec.h"
+
+struct sim_level {
+	double alpha;	/* s */
+	double beta;	/* s per byte */
+	double gamma;	/* s per byte reduced */
+};
+
+struct sim_model {
+	struct sim_level lv[KCOLL_LEVEL_COUNT];
+	double conv;	/* C >= 1: level 2 bandwidth divided by C */
+	/*
+	 * Rendezvous: a message starts moving only once its receiver is in
+	 * the round that consumes it, so the steps of the formulas never
+	 * overlap (conformance).  Otherwise sends are eager (staging slots).
+	 * Needs one message per step (sim_conformance_cfg()).
+	 */
+	bool rendezvous;
+};
+
+struct sim_result {
+	int status;		/* 0 or the first rank's error */
+	double time;		/* s, when the last rank finished */
+	u64 max_sent;		/* bytes, the most any rank sent */
+	u64 max_recv;		/* bytes, the most any rank received */
+	u64 total_sent;
+	u32 max_rounds;		/* most communication rounds of any rank */
+	u32 max_steps;		/* most plan steps of any rank */
+	u64 events;
+	u64 *sent;		/* [nranks] per rank, if the caller provided it */
+	u64 *recv;		/* [nranks] per rank, if the caller provided it */
+};
+
+/*
+ * Run plans[0..t->nranks) on the model.  ec gives chunk size and window
+ * (conformance: one message per step, see sim_conformance_cfg()).
+ * Returns 0 (result in *res) or a negative errno.
+ */
+int sim_run(const struct kc_topo *t, struct kc_plan *const *plans, const struct sim_model *m,
+	    const struct kc_exec_cfg *ec, struct sim_result *res);
+
+/*
+ * Executor settings without chunk pipelining: one message per plan step,
+ * and a window (0: computed by sim_run) that never holds a step back.
+ */
+struct kc_exec_cfg sim_conformance_cfg(void);
+
+/* The level a transfer between ranks a and b runs on. */
+u32 sim_level_of(const struct kc_topo *t, u32 a, u32 b);
+
+/*
+ * Build every rank's plan of @op (root, counts as kc_plan_build) with
+ * @cfg and simulate it.  *algo (may be NULL) receives the algorithm rank 0
+ * used per level.  Returns 0, a plan-building error (message in err) or a
+ * simulation error.
+ */
+int sim_op(const struct kc_topo *t, const struct kc_op_desc *op, const struct kc_algo_cfg *cfg,
+	   const struct sim_model *m, const struct kc_exec_cfg *ec, struct sim_result *res,
+	   u32 algo[KCOLL_LEVEL_COUNT], char *note, u32 notelen, char *err, u32 errlen);
+
+/* The same model in kc_cost's fixed point. */
+struct kc_cost_model;
+void sim_cost_model(const struct sim_model *m, struct kc_cost_model *out);
+
+#endif /* KC_SIM_H */

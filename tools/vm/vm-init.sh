@@ -1,0 +1,197 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kcoll-vm stage 2: PID 1 of every node, started by stage1-init from the
+# run directory (/kcvm/run, 9p read-write, shared with the host runner).
+#
+# Brings up eth0 and the soft-RoCE device rxe0, loads the module under test,
+# reports ready, waits for the runner's "go", starts this node's ranks with
+# their environment, carries out fault requests addressed to this node,
+# writes each rank's exit status and powers the VM off once the runner says
+# "finish".  Protocol files in /kcvm/run (all written atomically by rename):
+#   config.sh            runner -> nodes: the cluster description
+#   ready.N / setup-failed.N   node -> runner
+#   go, finish           runner -> nodes
+#   ctl.N.SEQ            runner -> node N: one fault action per file
+#   out/rank.R.log       rank R's stdout+stderr, streamed by the runner
+#   out/rank.R.rc        rank R's exit status
+#   done.N, dmesg.N, rmmod.N   node -> runner, after its ranks exited
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8
+R=/kcvm/run
+node=
+for a in $(</proc/cmdline); do
+	case $a in kcvm.node=*) node=${a#kcvm.node=} ;; esac
+done
+
+say() { echo "kcvm[node$node] $(cut -d' ' -f1 /proc/uptime): $*"; }
+off() {
+	sync
+	/usr/bin/busybox poweroff -f
+	sleep 10
+}
+put() { # put FILE TEXT: atomic write into the run directory
+	printf '%s\n' "$2" >"$1.tmp.$node" && mv -f "$1.tmp.$node" "$1"
+}
+die() {
+	say "setup failed: $*"
+	dmesg | tail -n 30 >"$R/dmesg.$node" 2>/dev/null
+	put "$R/setup-failed.$node" "$*"
+	off
+}
+trap off EXIT
+
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=755 tmpfs /run
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /var/tmp /var/lib /var/log /run/kcvm
+ln -s /run /var/run
+chmod 1777 /var/tmp
+
+[ -n "$node" ] || die "no kcvm.node= on the kernel command line"
+# shellcheck source=/dev/null
+. "$R/config.sh" || die "cannot read $R/config.sh"
+ip=${KCVM_IPS[node]}
+
+hostname "node$node"
+{
+	echo "127.0.0.1 localhost"
+	for ((i = 0; i < KCVM_NNODES; i++)); do
+		echo "${KCVM_IPS[i]} node$i"
+	done
+} >/etc/hosts
+
+say "stage 2 started"
+ip link set lo up
+ip link set eth0 mtu "$KCVM_MTU" || die "eth0: cannot set MTU $KCVM_MTU"
+ip addr add "$ip/24" dev eth0 || die "eth0: cannot add $ip"
+ip link set eth0 up || die "eth0 does not come up"
+
+modprobe -a rdma_rxe ib_uverbs rdma_ucm || die "modprobe rdma_rxe ib_uverbs rdma_ucm failed"
+say "rdma modules loaded"
+rdma link add rxe0 type rxe netdev eth0 || die "rdma link add rxe0 failed"
+for ((i = 0; i < 100; i++)); do
+	rdma link show rxe0/1 2>/dev/null | grep -q 'state ACTIVE' && break
+	sleep 0.1
+done
+rdma link show rxe0/1 | grep -q 'state ACTIVE' || die "rxe0 port 1 is not ACTIVE"
+
+for s in "${KCVM_SHARES[@]}"; do # tag:mode:path
+	tag=${s%%:*} rest=${s#*:}
+	mode=${rest%%:*} path=${rest#*:}
+	mkdir -p "$path"
+	if [ "$mode" = ro ]; then
+		mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro,cache=loose "$tag" "$path" ||
+			die "cannot mount share $path"
+	else
+		mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,rw,cache=mmap "$tag" "$path" ||
+			die "cannot mount share $path"
+	fi
+done
+
+if [ -n "$KCVM_MODULE" ]; then
+	deps=$(modinfo -F depends "$KCVM_MODULE" 2>/dev/null)
+	for d in ${deps//,/ }; do
+		modprobe "$d" || die "modprobe $d (dependency of $KCVM_MODULE) failed"
+	done
+	# shellcheck disable=SC2086 # module arguments are words
+	insmod "$KCVM_MODULE" $KCVM_MODARGS || die "insmod $KCVM_MODULE failed: $(dmesg | tail -n 3)"
+	say "loaded $(basename "$KCVM_MODULE") (depends: ${deps:-none})"
+fi
+
+if [ -n "$KCVM_SETUP" ]; then
+	bash -c "$KCVM_SETUP" || die "setup command failed: $KCVM_SETUP"
+fi
+
+put "$R/ready.$node" "$(cut -d' ' -f1 /proc/uptime) $(uname -r)"
+say "ready: $ip rxe0 ($(uname -r))"
+while [ ! -e "$R/go" ]; do sleep 0.1; done
+
+# Fault requests from the runner: ctl.N.1, ctl.N.2, ... one action each.
+ctl_loop() {
+	local seq=1 f a b c rc pid
+	while [ ! -e "$R/finish" ]; do
+		f=$R/ctl.$node.$seq
+		if [ ! -e "$f" ]; then
+			sleep 0.2
+			continue
+		fi
+		IFS=$'\t' read -r a b c <"$f"
+		rc=0
+		case $a in
+		kill-rank) # kill-rank RANK SIGNAL: the rank's whole session
+			pid=$(cat "/run/kcvm/rank.$b.pid" 2>/dev/null)
+			say "fault: kill -$c rank $b (session $pid)"
+			if [ -n "$pid" ]; then kill "-$c" -- "-$pid" || rc=$?; else rc=1; fi ;;
+		kill-proc) # kill-proc SIGNAL PATTERN
+			say "fault: pkill -$b -f '$c'"
+			pkill "-$b" -f -- "$c" || rc=$? ;;
+		rxe-del)
+			say "fault: rdma link delete rxe0"
+			rdma link delete rxe0 || rc=$? ;;
+		exec) # output to ctl.N.SEQ.out, not the scanned console
+			say "fault: exec $b"
+			bash -c "$b" >"$f.out" 2>&1 </dev/null || rc=$? ;;
+		*)
+			say "fault: unknown action '$a'"
+			rc=127 ;;
+		esac
+		put "$f.done" "$rc"
+		seq=$((seq + 1))
+	done
+}
+ctl_loop &
+
+subst() { # replace {rank} {nranks} ... in one argument
+	local s=$1
+	s=${s//\{rank\}/$rank}
+	s=${s//\{nranks\}/$KCVM_NRANKS}
+	s=${s//\{local_rank\}/$l}
+	s=${s//\{node\}/$node}
+	s=${s//\{nnodes\}/$KCVM_NNODES}
+	s=${s//\{ip\}/$ip}
+	s=${s//\{port\}/$port}
+	s=${s//\{ranktable\}/$R/ranktable.json}
+	printf '%s' "$s"
+}
+
+mkdir -p "$R/out"
+pids=()
+for ((l = 0; l < KCVM_RPN; l++)); do
+	rank=$((node * KCVM_RPN + l))
+	port=$((KCVM_BASE_PORT + l))
+	args=()
+	for a in "${KCVM_CMD[@]}"; do args+=("$(subst "$a")"); done
+	mkdir -p "$R/out/rank.$rank"
+	(
+		# shellcheck disable=SC2016 # $1 and $@ belong to the inner shell
+		env "${KCVM_ENV[@]}" \
+			KCOLL_VM=1 KCOLL_RANK="$rank" KCOLL_NRANKS="$KCVM_NRANKS" \
+			KCOLL_LOCAL_RANK="$l" KCOLL_RANKS_PER_NODE="$KCVM_RPN" \
+			KCOLL_NODE="$node" KCOLL_NNODES="$KCVM_NNODES" \
+			KCOLL_SUPER_NODE="${KCVM_PODS[node]}" \
+			KCOLL_RANKTABLE=$R/ranktable.json KCOLL_IP="$ip" KCOLL_PORT=$port \
+			KCOLL_NODE_IPS="${KCVM_IPS[*]}" KCOLL_RDMA_DEV=rxe0 KCOLL_NETDEV=eth0 \
+			KCOLL_OUTDIR="$R/out/rank.$rank" KCOLL_FAULT_REQ="$R/fault-requests" \
+			setsid bash -c 'cd "$1" || exit 127; shift; exec "$@"' kcvm-rank "$KCVM_CWD" "${args[@]}" \
+			>"$R/out/rank.$rank.log" 2>&1 </dev/null &
+		echo $! >"/run/kcvm/rank.$rank.pid"
+		wait $! 2>/dev/null # no job status message when a fault kills it
+		put "$R/out/rank.$rank.rc" "$?"
+	) &
+	pids+=($!)
+done
+wait "${pids[@]}"
+say "all ranks of this node exited"
+
+if [ -n "$KCVM_MODULE" ] && [ "$KCVM_RMMOD" = 1 ]; then
+	m=$(basename "${KCVM_MODULE%.ko}")
+	if out=$(rmmod "$m" 2>&1); then put "$R/rmmod.$node" "0"; else put "$R/rmmod.$node" "1 $out"; fi
+fi
+dmesg >"$R/dmesg.$node.tmp" 2>&1 && mv -f "$R/dmesg.$node.tmp" "$R/dmesg.$node"
+put "$R/done.$node" "$(cut -d' ' -f1 /proc/uptime)"
+while [ ! -e "$R/finish" ]; do sleep 0.2; done
