@@ -97,7 +97,7 @@ check-algo: $(ALGO_TESTS)
 # The demo: four VMs (Debian 6.1, soft-RoCE) each load kcoll.ko and run
 # one rank of an nccl-tests style AllReduce sweep through libcoll.
 # TCG emulation makes every time slow and noisy: #wrong is what counts.
-DEMO_ARGS ?= -t allreduce -b 8 -e 1M -f 4 -n 3 -w 1
+DEMO_ARGS ?= -t allreduce -b 8 -e 64M -f 4 -n 3 -w 1
 demo: all
 	$(KCOLL_VM) run -n 4 --module $(TOP)/kcoll.ko -t 900 -- $(COLL_PERF) $(DEMO_ARGS)
 
@@ -463,18 +463,23 @@ $(KCOLL_TESTS:%=%.o): CFLAGS_US += -Wno-missing-prototypes
 $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
-# The module's kselftests in the virtual cluster: the whole suite on 4 VMs
-# of each kernel, then a rank killed in the middle of an AllReduce loop
-# (the survivors must fail with an error, never hang).
+# The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
+# 6.12; default both): the whole suite on 4 VMs, then a rank killed in the
+# middle of an AllReduce loop (the survivors must fail with an error, never
+# hang).
+KVER ?= 6.1 6.12
 .PHONY: check-vm
-check-vm: module module-6.12 kcoll-tests
-	$(KCOLL_VM) run -n 4 -t 1200 --kernel 6.1 --module $(TOP)/kcoll.ko --rmmod -- \
-		$(OBJDIR)/selftests/kcoll/kcoll_test
-	$(KCOLL_VM) run -n 4 -t 1200 --kernel 6.12 --module $(BUILD)/kmod-6.12/kcoll.ko --rmmod -- \
-		$(OBJDIR)/selftests/kcoll/kcoll_test
-	$(KCOLL_VM) run -n 3 -t 600 --kernel 6.1 --module $(TOP)/kcoll.ko --rmmod \
-		-f 'kill-rank:rank=2,marker=kcoll-fault: running,from=0' -- \
-		$(OBJDIR)/selftests/kcoll/kcoll_fault
+check-vm: $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),module-6.12) kcoll-tests
+	@set -e; for v in $(KVER); do \
+		ko=$(TOP)/kcoll.ko; [ $$v = 6.1 ] || ko=$(BUILD)/kmod-$$v/kcoll.ko; \
+		echo "=== check-vm $$v: kselftests on 4 VMs"; \
+		$(KCOLL_VM) run -n 4 -t 1200 --kernel $$v --module $$ko --rmmod -- \
+			$(OBJDIR)/selftests/kcoll/kcoll_test; \
+		echo "=== check-vm $$v: a rank killed mid-AllReduce"; \
+		$(KCOLL_VM) run -n 3 -t 600 --kernel $$v --module $$ko --rmmod \
+			-f 'kill-rank:rank=2,marker=kcoll-fault: running,from=0' -- \
+			$(OBJDIR)/selftests/kcoll/kcoll_fault; \
+	done
 
 # Kbuild's own `clean` would sweep every *.o/*.a under $(TOP), build/
 # included, and needs KDIR; remove exactly what the in-tree build writes.

@@ -3,6 +3,7 @@
  * Case runner and reference implementation for the algorithm suite.
  */
 #include <malloc.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -400,12 +401,17 @@ static void tc_free_rank(struct tc_ctx *x, u32 r)
 	free(b->send_snapshot);
 }
 
-static bool tc_fail(struct tc_outcome *o, const char *fmt, unsigned long long a,
-		    unsigned long long b, unsigned long long c)
+/* The first failure of a case is the one it reports. */
+__attribute__((format(printf, 2, 3)))
+static bool tc_fail(struct tc_outcome *o, const char *fmt, ...)
 {
+	va_list ap;
+
 	if (o->result == TC_PASS) {
 		o->result = TC_FAIL;
-		snprintf(o->why, sizeof(o->why), fmt, a, b, c);
+		va_start(ap, fmt);
+		vsnprintf(o->why, sizeof(o->why), fmt, ap);
+		va_end(ap);
 	}
 	return false;
 }
@@ -510,8 +516,7 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 			/* the gap after each block stays untouched */
 			if (out && (op->rdispls[j] + op->rcounts[j]) * es < b->recv_bytes &&
 			    out[(op->rdispls[j] + op->rcounts[j]) * es] != POISON_BYTE) {
-				tc_fail(o, "rank %llu alltoallv wrote the gap after block %llu%llu",
-					r, j, 0);
+				tc_fail(o, "rank %u alltoallv wrote the gap after block %u", r, j);
 				return;
 			}
 		}
@@ -572,8 +577,8 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 			if (o->nfailed_ranks < 4)
 				o->status[o->nfailed_ranks] = x.jobs[r].status;
 			o->nfailed_ranks++;
-			tc_fail(o, "rank %llu finished with status %lld%llu", r,
-				(unsigned long long)(long long)x.jobs[r].status, 0);
+			tc_fail(o, "rank %u finished with status %d (%s)", r, x.jobs[r].status,
+				strerror(-x.jobs[r].status));
 		}
 	}
 	if (c->kill_after)
@@ -588,13 +593,13 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 
 		if (!tc_guard_ok(b->mem[0], b->len[0]) ||
 		    (!(x.ops[r].flags & KC_OP_F_INPLACE) && !tc_guard_ok(b->mem[1], b->len[1]))) {
-			tc_fail(o, "rank %llu wrote outside its buffers%llu%llu", r, 0, 0);
+			tc_fail(o, "rank %u wrote outside its buffers", r);
 			break;
 		}
 		tc_input_area(&x, r, &base, &ne);
 		if (b->send_snapshot &&
 		    memcmp(b->send_snapshot, base, ne * kc_dtype_size(x.ops[r].dtype))) {
-			tc_fail(o, "rank %llu modified its send buffer%llu%llu", r, 0, 0);
+			tc_fail(o, "rank %u modified its send buffer", r);
 			break;
 		}
 		tc_check_rank(&x, r, o);

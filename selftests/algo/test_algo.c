@@ -364,7 +364,10 @@ TEST_F_TIMEOUT(algo, asymmetric_topologies_compose_exactly, 3600)
 						if (o.result == TC_FAIL ||
 						    (o.result == TC_BUILD_ERROR &&
 						     o.build_err != -EOPNOTSUPP)) {
-							TH_LOG("FAIL %s: %s", sh->name, o.why);
+							char d[256];
+
+							tc_describe(&c, d, sizeof(d));
+							TH_LOG("FAIL %s: %s: %s", sh->name, d, o.why);
 							fails++;
 						} else {
 							__atomic_add_fetch(&tally->passed, 1,
