@@ -84,17 +84,6 @@ static void ahc_locate(const struct kc_ahc *a, u32 rank, u32 *h, u32 *j)
 	*j = unit - ahc_first(a, *h);
 }
 
-static u64 ahc_gcd(u64 x, u64 y)
-{
-	while (y) {
-		u64 r = x % y;
-
-		x = y;
-		y = r;
-	}
-	return x;
-}
-
 /* Sort the groups into classes of equal size (counting sort, O(G + mmax)). */
 static int ahc_classes(struct kc_ahc *a)
 {
@@ -138,7 +127,7 @@ static int ahc_classes(struct kc_ahc *a)
 		cls_of[m] = d++;
 		/* the LCM stays below 2^32 * m, so the product cannot wrap */
 		if (a->lcm <= U32_MAX)
-			a->lcm = kc_min_u64(a->lcm / ahc_gcd(a->lcm, m) * m, (u64)U32_MAX + 1);
+			a->lcm = kc_min_u64(a->lcm / kc_gcd(a->lcm, m) * m, (u64)U32_MAX + 1);
 	}
 	for (h = 0; h < G; h++) {
 		struct kc_ahc_class *cl = &a->cls[cls_of[ahc_size(a, h)]];

@@ -427,17 +427,6 @@ static u64 kc_cost_pipeline(const struct kc_topo *t, const struct kc_cost_model 
 	return KC_COST_INF;
 }
 
-static u64 kc_gcd(u64 a, u64 b)
-{
-	while (b) {
-		u64 r = a % b;
-
-		a = b;
-		b = r;
-	}
-	return a;
-}
-
 /*
  * AHC (2.9) as kc_ahc.c builds it: NHR inside the groups, a Ring phase
  * among the G logical same-index cards of every segment, segment after

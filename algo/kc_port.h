@@ -133,6 +133,18 @@ static inline bool kc_is_pow2(u64 x)
 	return x && !(x & (x - 1));
 }
 
+/* Greatest common divisor (0 when both are 0). */
+static inline u64 kc_gcd(u64 a, u64 b)
+{
+	while (b) {
+		u64 r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
 /* Number of set bits. */
 static inline u32 kc_hweight32(u32 x)
 {
