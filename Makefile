@@ -477,7 +477,7 @@ check-vm: $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),module-
 			$(OBJDIR)/selftests/kcoll/kcoll_test; \
 		echo "=== check-vm $$v: a rank killed mid-AllReduce"; \
 		$(KCOLL_VM) run -n 3 -t 600 --kernel $$v --module $$ko --rmmod \
-			-f 'kill-rank:rank=2,marker=kcoll-fault: running,from=0' -- \
+			-f 'kill-rank:rank=2,from=0,marker=kcoll-fault: running' -- \
 			$(OBJDIR)/selftests/kcoll/kcoll_fault; \
 	done
 

@@ -8,7 +8,7 @@
  * an error too; nothing may hang.
  *
  *   kcoll-vm run -n 3 --module kcoll.ko \
- *     -f kill-rank:rank=2,marker=kcoll-fault: running,from=0 -- kcoll_fault
+ *     -f "kill-rank:rank=2,from=0,marker=kcoll-fault: running" -- kcoll_fault
  */
 #include <arpa/inet.h>
 #include <errno.h>
