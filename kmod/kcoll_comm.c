@@ -496,6 +496,15 @@ err_unlist:
 	mutex_lock(&kcoll_comms_lock);
 	list_del(&comm->node);
 	mutex_unlock(&kcoll_comms_lock);
+	/*
+	 * A peer that went away while we connected has queued fail_work; it
+	 * must not run on the freed communicator.  Once dead is set nothing
+	 * queues it again (kcoll_comm_lost(), kcoll_comm_fail()).
+	 */
+	mutex_lock(&comm->lock);
+	comm->dead = true;
+	mutex_unlock(&comm->lock);
+	cancel_work_sync(&comm->fail_work);
 	kcoll_conns_destroy(comm);
 err_free:
 	kfree(tun);
