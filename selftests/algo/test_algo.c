@@ -368,6 +368,8 @@ TEST_F_TIMEOUT(algo, asymmetric_topologies_compose_exactly, 3600)
 
 							tc_describe(&c, d, sizeof(d));
 							TH_LOG("FAIL %s: %s: %s", sh->name, d, o.why);
+							__atomic_add_fetch(&tally->failed, 1,
+									   __ATOMIC_RELAXED);
 							fails++;
 						} else {
 							__atomic_add_fetch(&tally->passed, 1,
