@@ -99,7 +99,7 @@ check-algo: $(ALGO_TESTS)
 # TCG emulation makes every time slow and noisy: #wrong is what counts.
 DEMO_ARGS ?= -t allreduce -b 8 -e 64M -f 4 -n 3 -w 1
 demo: all
-	$(KCOLL_VM) run -n 4 --module $(TOP)/kcoll.ko -t 900 -- $(COLL_PERF) $(DEMO_ARGS)
+	$(KCOLL_VM) run -n 4 --mem 1024 --module $(TOP)/kcoll.ko -t 1800 -- $(COLL_PERF) $(DEMO_ARGS)
 
 # The same sweep among 8 threads of one process (no VM, no module).
 demo-sim: $(DEMO_SIM)
