@@ -178,18 +178,20 @@ static u64 kc_cost_nhr(u32 algo, u32 op, u64 p, u64 n, const struct kc_cost_link
 	return KC_COST_INF;
 }
 
-/* Pairwise (2.6): p - 1 steps of one exchange each. */
+/*
+ * Pairwise (2.6): p - 1 steps of one exchange each.  RS, AG and AR move
+ * the ring's volumes in the ring's step count, so they cost the same.
+ */
 static u64 kc_cost_pairwise(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
 {
 	switch (op) {
 	case KCOLL_OP_ALLTOALL:
 	case KCOLL_OP_ALLTOALLV:
-	case KCOLL_OP_ALLGATHER:
 		return kc_abg(l, p - 1, n, p - 1, p, 0, 1);
+	case KCOLL_OP_ALLGATHER:
 	case KCOLL_OP_REDUCESCATTER:
-		return kc_abg(l, p - 1, n, p - 1, p, p - 1, p);
 	case KCOLL_OP_ALLREDUCE:
-		return kc_abg(l, 2 * (p - 1), n, 2 * (p - 1), p, p - 1, p);
+		return kc_cost_ring(op, p, n, l);
 	case KCOLL_OP_BARRIER:
 		return kc_abg(l, p - 1, 0, 0, 1, 0, 1);
 	}
