@@ -341,12 +341,21 @@ int kc_exec_start(struct kc_exec *ex)
 	return kc_advance(ex);
 }
 
+/* The oldest message in flight to a peer was consumed there (or forgiven). */
+static void kc_credit_oldest(struct kc_exec *ex, struct kc_exec_peer *pe)
+{
+	u32 step = pe->fl[pe->fl_head].step;
+	struct kc_exec_step *st = &ex->st[step];
+
+	pe->fl_head = (pe->fl_head + 1) % ex->cfg.window;
+	pe->inflight--;
+	if (++st->msgs_done == kc_nmsgs(ex, &ex->plan->steps[step]))
+		kc_complete_one(ex);
+}
+
 int kc_exec_send_done(struct kc_exec *ex, u32 peer)
 {
 	u32 p = kc_peer_index(ex, peer);
-	struct kc_exec_peer *pe;
-	struct kc_exec_step *st;
-	u32 step;
 
 	if (ex->status != -EINPROGRESS)
 		return ex->status;
@@ -354,13 +363,7 @@ int kc_exec_send_done(struct kc_exec *ex, u32 peer)
 		kc_exec_set_error(ex, -EPROTO);
 		return ex->status;
 	}
-	pe = &ex->pe[p];
-	step = pe->fl[pe->fl_head].step;
-	st = &ex->st[step];
-	pe->fl_head = (pe->fl_head + 1) % ex->cfg.window;
-	pe->inflight--;
-	if (++st->msgs_done == kc_nmsgs(ex, &ex->plan->steps[step]))
-		kc_complete_one(ex);
+	kc_credit_oldest(ex, &ex->pe[p]);
 	kc_pump_peer(ex, p);
 	return kc_advance(ex);
 }
@@ -392,6 +395,32 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
 	pe->held_n++;
 	if (ex->entered)
 		kc_consume_peer(ex, p);
+	return kc_advance(ex);
+}
+
+int kc_exec_peer_gone(struct kc_exec *ex, u32 peer, int err)
+{
+	u32 p = kc_peer_index(ex, peer);
+	struct kc_exec_peer *pe;
+	u64 missing = 0;
+	u32 i;
+
+	if (ex->status != -EINPROGRESS || p == KC_NONE)
+		return ex->status;
+	pe = &ex->pe[p];
+	for (i = pe->recv_cur; i != KC_NONE; i = ex->st[i].next)
+		missing += kc_nmsgs(ex, &ex->plan->steps[i]) - ex->st[i].msgs_done;
+	if (pe->send_cur != KC_NONE || missing > pe->held_n)
+		return kc_exec_fail(ex, err);
+	/*
+	 * Everything this rank needs of the peer is here, and everything it
+	 * owed the peer was posted.  Credits still outstanding only said the
+	 * peer had consumed our messages: that no longer concerns this rank.
+	 * (They are all of the current round: a round ends only when its
+	 * sends are credited, and only its own sends are posted.)
+	 */
+	while (pe->inflight)
+		kc_credit_oldest(ex, pe);
 	return kc_advance(ex);
 }
 

@@ -87,6 +87,14 @@ int kc_exec_send_done(struct kc_exec *ex, u32 peer);
  * when its round comes, then releases the slot.  Returns the status.
  */
 int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 len, void *slot);
+/*
+ * Rank @peer has left: nothing more will come from it and nothing can go
+ * to it.  Call it once the transport has delivered (kc_exec_recv) all that
+ * did arrive.  The operation goes on if it needs nothing more of @peer (a
+ * rank that finished first and closed); the credits it still owed count as
+ * given.  Otherwise the operation ends with @err.  Returns the status.
+ */
+int kc_exec_peer_gone(struct kc_exec *ex, u32 peer, int err);
 /* End the operation with @err (a peer vanished, a timeout, ...). */
 int kc_exec_fail(struct kc_exec *ex, int err);
 

@@ -147,6 +147,8 @@ struct kcoll_conn {
 	u32 nsge;
 	int state;			/* enum kcoll_conn_state */
 	bool stopped;			/* disconnected and drained */
+	bool lost;			/* the peer disconnected (cm handler) */
+	bool departed;			/* lost and drained: all it sent is here */
 	int cm_err;
 	u32 nrx;
 	struct kcoll_rx *rx;		/* [nrx] */
@@ -162,6 +164,7 @@ struct kcoll_conn {
 
 int kcoll_conns_connect(struct kcoll_comm *comm);
 void kcoll_conns_stop(struct kcoll_comm *comm);
+void kcoll_conns_stop_lost(struct kcoll_comm *comm);
 void kcoll_conns_destroy(struct kcoll_comm *comm);
 int kcoll_listen(struct kcoll_comm *comm);
 int kcoll_rdma_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
@@ -223,7 +226,7 @@ struct kcoll_comm {
 	/* data path: executor, operation queue, completions */
 	struct mutex lock;
 	int err;			/* first fatal error, then refused */
-	int lost_err;			/* a peer went away (fail_work decides) */
+	int lost_err;			/* a peer left: no new submissions */
 	bool dead;			/* QPs stopped: nothing may be posted */
 	u8 next_seq;
 	u64 next_id;
@@ -234,6 +237,7 @@ struct kcoll_comm {
 	wait_queue_head_t done_wq;
 	struct delayed_work timeout_work;
 	struct work_struct fail_work;
+	struct work_struct lost_work;	/* a peer left: does the op need it? */
 	u64 ops_done;
 	u64 bytes_done;
 };

@@ -15,6 +15,13 @@
  * waits for completion work that needs it), then completes every
  * outstanding operation: no DMA can touch a buffer after its operation
  * completed.
+ *
+ * A peer that disconnects is not by itself an error: ranks finish an
+ * operation at different times, and one that has finished may close while
+ * another still collects its last credits or talks to third ranks.  The
+ * peer's connection is drained (lost_work), and then each operation asks
+ * its executor whether it still needs that peer; only one that does fails,
+ * with -ECONNRESET.  New submissions are refused from the disconnect on.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -79,6 +86,16 @@ static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_task *op, in
 	wake_up_all(&comm->done_wq);
 }
 
+/* Tell the operation about every peer that has left.  comm->lock held. */
+static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_task *op)
+{
+	u32 i;
+
+	for (i = 0; i < comm->nranks && op->ex_ready; i++)
+		if (READ_ONCE(comm->conns[i].departed))
+			kc_exec_peer_gone(&op->ex, i, -ECONNRESET);
+}
+
 static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 {
 	struct kc_exec_cfg cfg = {
@@ -105,6 +122,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 	for (i = 0; i < comm->nranks; i++)
 		if (i != comm->rank)
 			kcoll_conn_feed_early(&comm->conns[i]);
+	kcoll_op_peers_gone(comm, op);
 	mod_delayed_work(kcoll_wq_get(), &comm->timeout_work,
 			 msecs_to_jiffies(comm->timeout_ms));
 }
@@ -140,13 +158,13 @@ void kcoll_comm_advance(struct kcoll_comm *comm)
 		if (!op)
 			return;
 		list_del(&op->node);
-		if (comm->err || comm->lost_err) {
+		if (comm->err) {
 			if (!comm->dead) {
 				/* Keep it first in line until the QPs are stopped. */
 				list_add(&op->node, &comm->queued);
 				return;
 			}
-			kcoll_op_complete(comm, op, comm->err ? comm->err : comm->lost_err);
+			kcoll_op_complete(comm, op, comm->err);
 			continue;
 		}
 		kcoll_op_start(comm, op);
@@ -174,7 +192,7 @@ void kcoll_comm_fail(struct kcoll_comm *comm, int err)
 /*
  * A peer disconnected.  Its last messages (often the final credits of an
  * operation it has finished) may still wait in our CQ, so the verdict is
- * left to fail_work, which drains the QPs first.
+ * left to lost_work, which drains that connection first.
  */
 void kcoll_comm_lost(struct kcoll_comm *comm, int err)
 {
@@ -182,7 +200,19 @@ void kcoll_comm_lost(struct kcoll_comm *comm, int err)
 	if (!comm->lost_err)
 		comm->lost_err = err;
 	if (!comm->dead)
-		queue_work(kcoll_wq_get(), &comm->fail_work);
+		queue_work(kcoll_wq_get(), &comm->lost_work);
+	mutex_unlock(&comm->lock);
+}
+
+static void kcoll_comm_lost_work(struct work_struct *work)
+{
+	struct kcoll_comm *comm = container_of(work, struct kcoll_comm, lost_work);
+
+	kcoll_conns_stop_lost(comm);
+	mutex_lock(&comm->lock);
+	if (comm->active && !comm->dead)
+		kcoll_op_peers_gone(comm, comm->active);
+	kcoll_comm_advance(comm);
 	mutex_unlock(&comm->lock);
 }
 
@@ -193,8 +223,6 @@ static void kcoll_comm_fail_work(struct work_struct *work)
 	kcoll_conns_stop(comm);
 	mutex_lock(&comm->lock);
 	comm->dead = true;
-	if (comm->lost_err)
-		kcoll_comm_fail(comm, comm->lost_err);
 	kcoll_comm_advance(comm);
 	mutex_unlock(&comm->lock);
 }
@@ -427,6 +455,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	INIT_LIST_HEAD(&comm->node);
 	INIT_DELAYED_WORK(&comm->timeout_work, kcoll_comm_timeout_work);
 	INIT_WORK(&comm->fail_work, kcoll_comm_fail_work);
+	INIT_WORK(&comm->lost_work, kcoll_comm_lost_work);
 
 	kcoll_tunables_get(tun);
 	comm->chunk_bytes = arg->chunk_bytes ? arg->chunk_bytes : tun->chunk_bytes;
@@ -497,14 +526,15 @@ err_unlist:
 	list_del(&comm->node);
 	mutex_unlock(&kcoll_comms_lock);
 	/*
-	 * A peer that went away while we connected has queued fail_work; it
-	 * must not run on the freed communicator.  Once dead is set nothing
-	 * queues it again (kcoll_comm_lost(), kcoll_comm_fail()).
+	 * A peer that went away while we connected has queued lost_work or
+	 * fail_work; neither may run on the freed communicator.  Once dead is
+	 * set nothing queues them again (kcoll_comm_lost(), kcoll_comm_fail()).
 	 */
 	mutex_lock(&comm->lock);
 	comm->dead = true;
 	mutex_unlock(&comm->lock);
 	cancel_work_sync(&comm->fail_work);
+	cancel_work_sync(&comm->lost_work);
 	kcoll_conns_destroy(comm);
 err_free:
 	kfree(tun);
@@ -531,6 +561,7 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	kcoll_comm_fail(comm, -ECANCELED);
 	mutex_unlock(&comm->lock);
 	cancel_work_sync(&comm->fail_work);
+	cancel_work_sync(&comm->lost_work);
 	cancel_delayed_work_sync(&comm->timeout_work);
 
 	/* Stop DMA, then complete (and so release) every operation. */
@@ -541,6 +572,7 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	mutex_unlock(&comm->lock);
 	cancel_delayed_work_sync(&comm->timeout_work);
 	cancel_work_sync(&comm->fail_work);
+	cancel_work_sync(&comm->lost_work);
 
 	kcoll_conns_destroy(comm);
 	list_for_each_entry_safe(op, tmp, &comm->done, node) {

@@ -224,11 +224,16 @@ static void kcoll_conn_set(struct kcoll_conn *conn, int state, int err)
 	wake_up_all(&conn->comm->conn_wq);
 }
 
-/* An established connection went away: the communicator cannot go on. */
+/*
+ * An established connection went away: the communicator takes no new
+ * operations, and the ones under way go on only if they need nothing more
+ * of the peer (kcoll_comm_lost()).
+ */
 static void kcoll_conn_lost(struct kcoll_conn *conn, int err)
 {
 	struct kcoll_comm *comm = conn->comm;
 
+	conn->lost = true;
 	kcoll_conn_set(conn, KCOLL_CONN_FAILED, err);
 	pr_debug("comm %llu: connection to rank %u lost: %d\n", comm->id, conn->peer, err);
 	kcoll_comm_lost(comm, err);
@@ -441,6 +446,28 @@ void kcoll_conns_stop(struct kcoll_comm *comm)
 	kcoll_listen_destroy(comm);
 	for (i = 0; i < comm->nranks; i++)
 		kcoll_conn_stop(&comm->conns[i]);
+	mutex_unlock(&comm->conn_lock);
+}
+
+/*
+ * Disconnect and drain the connections whose peers left, so that every
+ * message they sent has been handed over before anyone judges what is
+ * missing.  Process context, without comm->lock (draining waits for the
+ * completion handlers, which take it).
+ */
+void kcoll_conns_stop_lost(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	mutex_lock(&comm->conn_lock);
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		if (!READ_ONCE(conn->lost) || conn->departed)
+			continue;
+		kcoll_conn_stop(conn);
+		WRITE_ONCE(conn->departed, true);
+	}
 	mutex_unlock(&comm->conn_lock);
 }
 

@@ -195,6 +195,8 @@ static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off,
 	if (peer >= comm->nranks || peer == comm->rank)
 		return -EPROTO;
 	conn = &comm->conns[peer];
+	if (READ_ONCE(conn->lost))
+		return -ECONNRESET;
 	if (comm->dead || conn->state != KCOLL_CONN_UP)
 		return -ENOTCONN;
 	tx = kcoll_tx_get(conn);
