@@ -315,11 +315,11 @@ install-lib: libcoll
 	install -d $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 lib/man/coll.3 $(DESTDIR)$(MANDIR)/man3/
 
-install-tools: coll-tools
+install-tools: coll-tools $(COLL_SIM)
 	install -d $(DESTDIR)$(BINDIR)
-	install -m 0755 $(COLL_PERF) $(COLLCTL) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(COLL_PERF) $(COLLCTL) $(COLL_SIM) $(DESTDIR)$(BINDIR)/
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
-	install -m 0644 lib/man/coll-perf.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 lib/man/coll-perf.1 lib/man/coll-sim.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 lib/man/collctl.8 $(DESTDIR)$(MANDIR)/man8/
 
 install: install-lib install-tools
@@ -555,8 +555,14 @@ KC_LINT_USFILES = $(wildcard algo/*.c lib/*.c tools/*.c tools/sim/*.c selftests/
 KC_CP_IGNORE = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' \
 	$(TOP)/selftests/lint/checkpatch.ignore | paste -sd, -)
 
-.PHONY: lint lint-checkpatch lint-sparse lint-uapi lint-cppcheck dkms-check
-lint: lint-checkpatch lint-uapi lint-cppcheck lint-sparse module-w1
+.PHONY: lint lint-checkpatch lint-sparse lint-uapi lint-cppcheck lint-man dkms-check
+lint: lint-checkpatch lint-uapi lint-cppcheck lint-sparse module-w1 lint-man
+
+# Every tool's --help against its man page (an option missing there fails).
+KC_MANPAGES := $(BUILD)/bin/coll-perf=lib/man/coll-perf.1 \
+	$(BUILD)/bin/collctl=lib/man/collctl.8 $(COLL_SIM)=lib/man/coll-sim.1
+lint-man: $(BUILD)/bin/coll-perf $(BUILD)/bin/collctl $(COLL_SIM)
+	@$(TOP)/selftests/lint/manpages.sh $(KC_MANPAGES)
 
 lint-checkpatch: $(CHECKPATCH)
 	@out=$$($(CHECKPATCH) --no-tree -f --strict --terse --show-types \
