@@ -643,13 +643,9 @@ KC_CHECK_STEPS := \
 	"dkms.conf version|check-version" \
 	"dkms add/build/install/remove, 6.1 + 6.12|dkms-check" \
 	"virtual cluster smoke, 6.1 + 6.12|check-vm-smoke" \
-	"kcoll.ko loads in VMs, 6.1 + 6.12|check-vm-modload"
-
-# Not yet in `check`: `make check-vm` and `make check-vm-lib` pass most
-# runs but not all, because a peer that finishes and closes its file can
-# still fail the others' last operation with -ECONNRESET (its final credit
-# races the disconnect; see the kmod issue).  They join `check` once that
-# is fixed, so that CI never fails at random.
+	"kcoll.ko loads in VMs, 6.1 + 6.12|check-vm-modload" \
+	"kcoll.ko kselftests + killed rank in VMs, 6.1 + 6.12|check-vm" \
+	"libcoll and tools end to end in VMs|check-vm-lib"
 
 check: deps
 	@rc=0; sum=; \
