@@ -441,6 +441,31 @@ module-w1-6.1:
 module-w1-6.12:
 	$(call kc_w1,6.12,$(KDIR612),$(KC_BTF_ARGS))
 
+# Without DKMS: copy a built module to DESTDIR/lib/modules/KREL/updates/
+# and run depmod there, as DKMS does, so `modprobe kcoll` finds it and
+# loads ib_core and rdma_cm first.  Defaults: the 6.1 build (kcoll.ko) and
+# the release of its headers; KCOLL_KO and KREL choose another
+# (e.g. KCOLL_KO=build/kmod-6.12/kcoll.ko KREL=6.12.117+deb12-amd64).
+KCOLL_KO ?= $(TOP)/kcoll.ko
+KREL ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+.PHONY: install-module check-vm-install
+install-module:
+	@[ -f "$(KCOLL_KO)" ] || { echo "install-module: no $(KCOLL_KO); run 'make module' first" >&2; exit 1; }
+	@vm=$$($(MODINFO) -F vermagic $(KCOLL_KO)); case "$$vm" in "$(KREL) "*) ;; \
+		*) echo "install-module: $(KCOLL_KO) is for '$${vm%% *}', not '$(KREL)'" >&2; exit 1;; esac
+	install -D -m 0644 $(KCOLL_KO) $(DESTDIR)/lib/modules/$(KREL)/updates/kcoll.ko
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KREL)
+
+# In a VM of each kernel: make install-module into the VM's module tree
+# (a writable overlay), then modprobe kcoll resolves its dependencies.
+# Not in `check`: depmod -a reads the whole module tree over 9p, 4-6
+# minutes per kernel under TCG.
+check-vm-install: module module-6.12
+	$(KCOLL_VM) run -n 1 -t 600 --kernel 6.1 -- $(TOP)/selftests/dkms/install_module_vm.sh \
+		$(TOP) $(TOP)/kcoll.ko
+	$(KCOLL_VM) run -n 1 -t 600 --kernel 6.12 -- $(TOP)/selftests/dkms/install_module_vm.sh \
+		$(TOP) $(BUILD)/kmod-6.12/kcoll.ko
+
 module-info:
 	@m=$(TOP)/kcoll.ko; [ -f $$m ] || { echo "no $$m; run 'make module'" >&2; exit 1; }; \
 	lic=$$($(MODINFO) -F license $$m); dep=$$($(MODINFO) -F depends $$m); \
