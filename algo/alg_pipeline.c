@@ -62,6 +62,33 @@ static void pipe_intra(struct kc_builder *b, const struct pipe_ctx *pc,
 	}
 }
 
+/* Index of block (x, j) in the p-block layout. */
+static u32 pipe_blk(const struct pipe_ctx *pc, s64 x, u32 j)
+{
+	return kc_grp_mod(&pc->ring, x) * pc->k + j;
+}
+
+/*
+ * pipe_intra() as the body of a repeat of rounds whose server x steps
+ * back by one each round: block (x - t, j) is block (x, j) - t * k of the
+ * p = S * k blocks, so every block moves by -k.
+ */
+static void pipe_intra_rep(struct kc_builder *b, const struct pipe_ctx *pc,
+			   const struct kc_layout *l, s64 x, bool reduce)
+{
+	u32 i = pc->local.me, j;
+	s64 db = -(s64)pc->k;
+
+	for (j = 0; j < pc->k; j++) {
+		if (j == i)
+			continue;
+		kc_b_rep_xfer(b, KC_STEP_SEND, &pc->local, j, 0, l,
+			      pipe_blk(pc, x, reduce ? j : i), db);
+		kc_b_rep_xfer(b, reduce ? KC_STEP_RECV_REDUCE : KC_STEP_RECV, &pc->local, j, 0, l,
+			      pipe_blk(pc, x, reduce ? i : j), db);
+	}
+}
+
 /*
  * AllGather.  Ring step t = 0..S-2: (s, i) sends block (s - t, i) to
  * (s + 1, i) and receives (s - t - 1, i) from (s - 1, i); in the same round
@@ -76,19 +103,15 @@ static void pipe_intra(struct kc_builder *b, const struct pipe_ctx *pc,
  */
 static void pipe_ag(struct kc_builder *b, const struct pipe_ctx *pc, const struct kc_layout *l)
 {
-	u32 s = pc->ring.me, i = pc->local.me, t;
-	u32 right = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + 1));
-	u32 left = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s - 1));
+	u32 s = pc->ring.me, i = pc->local.me;
+	u32 right = kc_grp_mod(&pc->ring, (s64)s + 1), left = kc_grp_mod(&pc->ring, (s64)s - 1);
+	s64 db = -(s64)pc->k;
 
-	for (t = 0; t + 1 < pc->nsrv; t++) {
-		struct kc_range snd = pipe_block(b, pc, l, (s64)s - t, i);
-		struct kc_range rcv = pipe_block(b, pc, l, (s64)s - t - 1, i);
-
-		kc_b_send(b, right, l->r.buf, snd.off, snd.len);
-		kc_b_recv(b, left, l->r.buf, rcv.off, rcv.len);
-		pipe_intra(b, pc, l, (s64)s - t, false);
-		kc_b_round(b);
-	}
+	kc_b_rep_begin(b, pc->nsrv - 1, true);
+	kc_b_rep_xfer(b, KC_STEP_SEND, &pc->ring, right, 0, l, pipe_blk(pc, s, i), db);
+	kc_b_rep_xfer(b, KC_STEP_RECV, &pc->ring, left, 0, l, pipe_blk(pc, (s64)s - 1, i), db);
+	pipe_intra_rep(b, pc, l, s, false);
+	kc_b_rep_end(b);
 	pipe_intra(b, pc, l, (s64)s + 1, false);
 	kc_b_round(b);
 }
@@ -118,21 +141,18 @@ static void pipe_ag(struct kc_builder *b, const struct pipe_ctx *pc, const struc
  */
 static void pipe_rs(struct kc_builder *b, const struct pipe_ctx *pc, const struct kc_layout *l)
 {
-	u32 s = pc->ring.me, i = pc->local.me, t;
-	u32 right = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + 1));
-	u32 left = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s - 1));
+	u32 s = pc->ring.me, i = pc->local.me;
+	u32 right = kc_grp_mod(&pc->ring, (s64)s + 1), left = kc_grp_mod(&pc->ring, (s64)s - 1);
+	s64 db = -(s64)pc->k;
 
 	pipe_intra(b, pc, l, (s64)s - 1, true);
 	kc_b_round(b);
-	for (t = 0; t + 1 < pc->nsrv; t++) {
-		struct kc_range snd = pipe_block(b, pc, l, (s64)s - t - 1, i);
-		struct kc_range rcv = pipe_block(b, pc, l, (s64)s - t - 2, i);
-
-		kc_b_send(b, right, l->r.buf, snd.off, snd.len);
-		kc_b_recv_reduce(b, left, l->r.buf, rcv.off, rcv.len);
-		pipe_intra(b, pc, l, (s64)s - t - 2, true);
-		kc_b_round(b);
-	}
+	kc_b_rep_begin(b, pc->nsrv - 1, true);
+	kc_b_rep_xfer(b, KC_STEP_SEND, &pc->ring, right, 0, l, pipe_blk(pc, (s64)s - 1, i), db);
+	kc_b_rep_xfer(b, KC_STEP_RECV_REDUCE, &pc->ring, left, 0, l, pipe_blk(pc, (s64)s - 2, i),
+		      db);
+	pipe_intra_rep(b, pc, l, (s64)s - 2, true);
+	kc_b_rep_end(b);
 }
 
 /*
