@@ -311,7 +311,8 @@ static void kc_b_rep_write_out(struct kc_builder *b)
 	}
 	progs = (struct kc_prog *)(body + (nbody ? nbody : 1));
 	memcpy(body, &p->steps[b->rep_hdr + 1], (size_t)nbody * sizeof(*body));
-	memcpy(progs, &p->progs[b->rep_prog0], (size_t)nprog * sizeof(*progs));
+	if (nprog)	/* p->progs is still NULL when no repeat stayed compact */
+		memcpy(progs, &p->progs[b->rep_prog0], (size_t)nprog * sizeof(*progs));
 	p->nsteps = b->rep_hdr;
 	p->nprogs = b->rep_prog0;
 	b->round_open = b->rep_round_open;
