@@ -156,6 +156,44 @@ static void pipe_rs(struct kc_builder *b, const struct pipe_ctx *pc, const struc
 }
 
 /*
+ * Rounds r = 1 .. S - 2 of pipe_a2a() as one repeat, when the send and
+ * receive ranges are the blocks of one layout each (AlltoAll): with
+ * t = r - 1, the inter-server peers are ring members s + 1 + t and
+ * s - 1 - t, the blocks of other servers move by k per round, and the two
+ * scratch halves (blocks of a 2k-block layout) swap, a move by k modulo
+ * 2k.  Returns false (nothing written) if the ranges are not uniform.
+ */
+static bool pipe_a2a_middle(struct kc_builder *b, const struct pipe_ctx *pc,
+			    const struct kc_a2a *a, u64 nb, u64 scr)
+{
+	u32 s = pc->ring.me, i = pc->local.me, k = pc->k, p = pc->nsrv * k, j;
+	struct kc_layout ls, lr, lx = { { KC_BUF_SCRATCH, scr, 2 * (u64)k * nb / b->esize },
+					2 * k, 1 };
+	u32 to = kc_grp_mod(&pc->ring, (s64)s + 1), from = kc_grp_mod(&pc->ring, (s64)s - 1);
+	u32 next2 = kc_grp_mod(&pc->ring, (s64)s + 2);
+
+	if (!kc_ranges_layout(a->send, p, a->sbuf, b->esize, &ls) ||
+	    !kc_ranges_layout(a->recv, p, a->rbuf, b->esize, &lr) || nb % b->esize)
+		return false;
+	kc_b_rep_begin(b, pc->nsrv - 2, true);
+	for (j = 0; j < k; j++) {
+		if (j == i)
+			kc_b_rep_xfer(b, KC_STEP_SEND, &pc->ring, to, 1, &ls, to * k + i, k);
+		else
+			kc_b_rep_xfer(b, KC_STEP_SEND, &pc->ring, to, 1, &lx, k + j, k);
+		kc_b_rep_xfer(b, KC_STEP_RECV, &pc->ring, from, -1, &lr, from * k + j, -(s64)k);
+	}
+	for (j = 0; j < k; j++) {
+		if (j == i)
+			continue;
+		kc_b_rep_xfer(b, KC_STEP_SEND, &pc->local, j, 0, &ls, next2 * k + j, k);
+		kc_b_rep_xfer(b, KC_STEP_RECV, &pc->local, j, 0, &lx, j, k);
+	}
+	kc_b_rep_end(b);
+	return true;
+}
+
+/*
  * AlltoAll (spec 2.8: intra-server mesh with inter-server pairwise).  The
  * blocks that the ranks of server s send to rank (s + d, i) travel
  * together over the one inter-server pair (s, i) -> (s + d, i): in intra
@@ -183,6 +221,11 @@ static void pipe_a2a(struct kc_builder *b, const struct pipe_ctx *pc, const stru
 	for (r = 0; r < pc->nsrv; r++) {
 		u32 u = r + 1, dsrv = kc_grp_mod(&pc->ring, (s64)s + u);
 		u64 fill = scr + (u % 2) * k * nb, out = scr + (r % 2) * k * nb;
+
+		if (r == 1 && pc->nsrv > 3 && pipe_a2a_middle(b, pc, a, nb, scr)) {
+			r = pc->nsrv - 2;	/* rounds 1 .. S - 2 are one repeat */
+			continue;
+		}
 
 		if (r) {
 			u32 to = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + r));
