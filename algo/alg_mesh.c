@@ -25,26 +25,23 @@ static bool mesh_bad_layout(const struct kc_group *g, const struct kc_layout *l)
 	       g->me >= g->size;
 }
 
-/* One round: block j goes to member j, and every peer's block me is reduced into mine. */
+/*
+ * One round: block j goes to member j, and every peer's block me is
+ * reduced into mine.  The p - 1 arrivals into block me are reduced one at
+ * a time by the executor, so they may share a round.  Peer j = me + 1 +
+ * i of the repeat, and the block sent, move by one per iteration.
+ */
 static int mesh_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
 {
-	struct kc_range mine;
-	u32 j;
+	u32 first;
 
 	if (mesh_bad_layout(g, l))
 		return kc_b_fail(b, -EINVAL);
-	mine = kc_lay_block(l, b->esize, g->me);
-	for (j = 1; j < g->size; j++) {
-		u32 i = mesh_peer_idx(g, j);
-		struct kc_range s = kc_lay_block(l, b->esize, i);
-
-		kc_b_send(b, kc_grp_rank(g, i), l->r.buf, s.off, s.len);
-		/*
-		 * The p - 1 arrivals into block me are reduced one at a time
-		 * by the executor, so they may share a round.
-		 */
-		kc_b_recv_reduce(b, kc_grp_rank(g, i), l->r.buf, mine.off, mine.len);
-	}
+	first = mesh_peer_idx(g, 1);
+	kc_b_rep_begin(b, g->size - 1, false);
+	kc_b_rep_xfer(b, KC_STEP_SEND, g, first, 1, l, first, 1);
+	kc_b_rep_xfer(b, KC_STEP_RECV_REDUCE, g, first, 1, l, g->me, 0);
+	kc_b_rep_end(b);
 	kc_b_round(b);
 	return 0;
 }
@@ -52,19 +49,15 @@ static int mesh_rs(struct kc_builder *b, const struct kc_group *g, const struct 
 /* One round: my block to every peer, block j from member j. */
 static int mesh_ag(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
 {
-	struct kc_range mine;
-	u32 j;
+	u32 first;
 
 	if (mesh_bad_layout(g, l))
 		return kc_b_fail(b, -EINVAL);
-	mine = kc_lay_block(l, b->esize, g->me);
-	for (j = 1; j < g->size; j++) {
-		u32 i = mesh_peer_idx(g, j);
-		struct kc_range r = kc_lay_block(l, b->esize, i);
-
-		kc_b_send(b, kc_grp_rank(g, i), l->r.buf, mine.off, mine.len);
-		kc_b_recv(b, kc_grp_rank(g, i), l->r.buf, r.off, r.len);
-	}
+	first = mesh_peer_idx(g, 1);
+	kc_b_rep_begin(b, g->size - 1, false);
+	kc_b_rep_xfer(b, KC_STEP_SEND, g, first, 1, l, g->me, 0);
+	kc_b_rep_xfer(b, KC_STEP_RECV, g, first, 1, l, first, 1);
+	kc_b_rep_end(b);
 	kc_b_round(b);
 	return 0;
 }
@@ -87,17 +80,14 @@ static int mesh_ar(struct kc_builder *b, const struct kc_group *g, const struct 
 static int mesh_rooted(struct kc_builder *b, const struct kc_group *g, u32 root,
 		       const struct kc_layout *l, bool scatter)
 {
-	u32 j;
-
 	if (mesh_bad_layout(g, l) || root >= g->size)
 		return kc_b_fail(b, -EINVAL);
 	if (g->me == root) {
-		for (j = 1; j < g->size; j++) {
-			u32 i = mesh_peer_idx(g, j);
-			struct kc_range rg = kc_lay_block(l, b->esize, i);
+		u32 first = mesh_peer_idx(g, 1);
 
-			kc_b_xfer(b, scatter, kc_grp_rank(g, i), l->r.buf, rg.off, rg.len);
-		}
+		kc_b_rep_begin(b, g->size - 1, false);
+		kc_b_rep_xfer(b, scatter ? KC_STEP_SEND : KC_STEP_RECV, g, first, 1, l, first, 1);
+		kc_b_rep_end(b);
 	} else {
 		struct kc_range rg = kc_lay_block(l, b->esize, g->me);
 
@@ -154,10 +144,22 @@ static int mesh_reduce(struct kc_builder *b, const struct kc_group *g, u32 root,
 /* One round: send[j] to member j and recv[j] from member j, for every peer j. */
 static int mesh_a2a(struct kc_builder *b, const struct kc_group *g, const struct kc_a2a *a)
 {
+	struct kc_layout ls, lr;
 	u32 j;
 
 	if (g->me >= g->size)
 		return kc_b_fail(b, -EINVAL);
+	if (kc_ranges_layout(a->send, g->size, a->sbuf, b->esize, &ls) &&
+	    kc_ranges_layout(a->recv, g->size, a->rbuf, b->esize, &lr)) {
+		u32 first = mesh_peer_idx(g, 1);
+
+		kc_b_rep_begin(b, g->size - 1, false);
+		kc_b_rep_xfer(b, KC_STEP_SEND, g, first, 1, &ls, first, 1);
+		kc_b_rep_xfer(b, KC_STEP_RECV, g, first, 1, &lr, first, 1);
+		kc_b_rep_end(b);
+		kc_b_round(b);
+		return 0;
+	}
 	for (j = 1; j < g->size; j++) {
 		u32 i = mesh_peer_idx(g, j);
 
@@ -171,14 +173,12 @@ static int mesh_a2a(struct kc_builder *b, const struct kc_group *g, const struct
 /* One round of sync messages to and from every peer. */
 static int mesh_barrier(struct kc_builder *b, const struct kc_group *g)
 {
-	u32 j;
+	u32 first = mesh_peer_idx(g, 1);
 
-	for (j = 1; j < g->size; j++) {
-		u32 peer = kc_grp_rank(g, mesh_peer_idx(g, j));
-
-		kc_b_sync_send(b, peer);
-		kc_b_sync_recv(b, peer);
-	}
+	kc_b_rep_begin(b, g->size - 1, false);
+	kc_b_rep_xfer(b, KC_STEP_SEND, g, first, 1, NULL, 0, 0);
+	kc_b_rep_xfer(b, KC_STEP_RECV, g, first, 1, NULL, 0, 0);
+	kc_b_rep_end(b);
 	kc_b_round(b);
 	return 0;
 }

@@ -35,17 +35,16 @@ static u32 nb_nsteps(u32 p)
 	return s;
 }
 
+/* How many of dist, dist + 2 dist, dist + 4 dist, ... are below n. */
+static u32 nb_strided(u64 n, u64 dist)
+{
+	return n > dist ? (u32)((n - dist + (dist << 1) - 1) / (dist << 1)) : 0;
+}
+
 /* Global rank of the member at distance d from me. */
 static u32 nb_peer(const struct kc_group *g, s64 d)
 {
 	return kc_grp_rank(g, kc_grp_mod(g, (s64)g->me + d));
-}
-
-/* Byte range of block (base + d) mod p. */
-static struct kc_range nb_block(const struct kc_builder *b, const struct kc_group *g,
-				const struct kc_layout *l, u32 base, u64 d)
-{
-	return kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)base + (s64)d));
 }
 
 static bool nb_layout_ok(struct kc_builder *b, const struct kc_group *g,
@@ -98,16 +97,15 @@ static int nb_rs(struct kc_builder *b, const struct kc_group *g, const struct kc
 	if (!nb_layout_ok(b, g, l))
 		return b->err;
 	for (s = 0; s < ns; s++) {
-		u64 dist = (u64)1 << s, d;
-		u32 to = nb_peer(g, (s64)dist), from = nb_peer(g, -(s64)dist);
+		u64 dist = (u64)1 << s;
+		u32 to = kc_grp_mod(g, (s64)g->me + dist), from = kc_grp_mod(g, (s64)g->me - dist);
 
-		for (d = dist; d < p; d += dist << 1) {
-			struct kc_range tx = nb_block(b, g, l, g->me, d);
-			struct kc_range rx = nb_block(b, g, l, g->me, d - dist);
-
-			kc_b_send(b, to, l->r.buf, tx.off, tx.len);
-			kc_b_recv_reduce(b, from, l->r.buf, rx.off, rx.len);
-		}
+		/* one repeat per step: d = dist + i * 2^(s+1) */
+		kc_b_rep_begin(b, nb_strided(p, dist), false);
+		kc_b_rep_xfer(b, KC_STEP_SEND, g, to, 0, l, kc_grp_mod(g, (s64)g->me + dist),
+			      (s64)dist << 1);
+		kc_b_rep_xfer(b, KC_STEP_RECV_REDUCE, g, from, 0, l, g->me, (s64)dist << 1);
+		kc_b_rep_end(b);
 		kc_b_round(b);
 	}
 	return 0;
@@ -169,27 +167,27 @@ static int nb_tree(struct kc_builder *b, const struct kc_group *g, u32 root,
 		return b->err;
 	for (i = 0; i < ns; i++) {
 		u32 s = scatter ? i : ns - 1 - i;
-		u64 dist = (u64)1 << s, k, first;
+		u64 dist = (u64)1 << s, first;
 		bool send;
 		u32 peer;
 
 		if (d < dist && d + dist < p) {
-			peer = nb_peer(g, (s64)dist);
+			peer = kc_grp_mod(g, (s64)g->me + dist);
 			first = d + dist;
 			send = scatter;
 		} else if (d >= dist && d < dist << 1) {
-			peer = nb_peer(g, -(s64)dist);
+			peer = kc_grp_mod(g, (s64)g->me - dist);
 			first = d;
 			send = !scatter;
 		} else {
 			kc_b_round(b);
 			continue;
 		}
-		for (k = first; k < p; k += dist << 1) {
-			struct kc_range rg = nb_block(b, g, l, root, k);
-
-			kc_b_xfer(b, send, peer, l->r.buf, rg.off, rg.len);
-		}
+		/* blocks root + k, k = first + i * 2^(s+1) < p */
+		kc_b_rep_begin(b, nb_strided(p - first + dist, dist), false);
+		kc_b_rep_xfer(b, send ? KC_STEP_SEND : KC_STEP_RECV, g, peer, 0, l,
+			      kc_grp_mod(g, (s64)root + first), (s64)dist << 1);
+		kc_b_rep_end(b);
 		kc_b_round(b);
 	}
 	return 0;

@@ -175,10 +175,20 @@ static void nhr_run(struct kc_builder *b, const struct nhr_map *m, enum nhr_dir 
 static void nhr_xfer(struct kc_builder *b, const struct nhr_map *m, const struct nhr_list *ls,
 		     enum nhr_dir dir, u32 peer)
 {
+	static const u8 kinds[] = { KC_STEP_SEND, KC_STEP_RECV, KC_STEP_RECV_REDUCE };
 	u32 i, lo, hi;
 
 	if (nhr_subtree_run(m, ls, &lo)) {
 		nhr_run(b, m, dir, peer, lo, lo + (m->p >> ls->shift));
+		return;
+	}
+	if (!m->levels && ls->n > 1 && kc_lay_nblocks(m->l) == m->p) {
+		/* blocks in their own order: one transfer per slice, stepping back 2^shift */
+		struct kc_group one = { .size = 1, .base = peer };
+
+		kc_b_rep_begin(b, ls->n, false);
+		kc_b_rep_xfer(b, kinds[dir], &one, 0, 0, m->l, ls->base, -((s64)1 << ls->shift));
+		kc_b_rep_end(b);
 		return;
 	}
 	for (i = 0; i < ls->n; i++) {

@@ -39,21 +39,20 @@ static bool pw_bad_layout(const struct kc_group *g, const struct kc_layout *l)
 static int pw_pass(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l,
 		   bool reduce)
 {
-	struct kc_range mine;
-	u32 k;
+	u32 me = g->me, to = kc_grp_mod(g, (s64)me + 1), from = kc_grp_mod(g, (s64)me - 1);
 
 	if (pw_bad_layout(g, l))
 		return kc_b_fail(b, -EINVAL);
-	mine = kc_lay_block(l, b->esize, g->me);
-	for (k = 1; k < g->size; k++) {
-		u32 to = pw_to(g, k), from = pw_from(g, k);
-		struct kc_range s = reduce ? kc_lay_block(l, b->esize, to) : mine;
-		struct kc_range r = reduce ? mine : kc_lay_block(l, b->esize, from);
-
-		kc_b_send(b, kc_grp_rank(g, to), l->r.buf, s.off, s.len);
-		kc_b_recv_into(b, reduce, kc_grp_rank(g, from), l->r.buf, r.off, r.len);
-		kc_b_round(b);
+	/* iteration i is step k = i + 1: peers and the blocks that follow them move by one */
+	kc_b_rep_begin(b, g->size - 1, true);
+	if (reduce) {
+		kc_b_rep_xfer(b, KC_STEP_SEND, g, to, 1, l, to, 1);
+		kc_b_rep_xfer(b, KC_STEP_RECV_REDUCE, g, from, -1, l, me, 0);
+	} else {
+		kc_b_rep_xfer(b, KC_STEP_SEND, g, to, 1, l, me, 0);
+		kc_b_rep_xfer(b, KC_STEP_RECV, g, from, -1, l, from, -1);
 	}
+	kc_b_rep_end(b);
 	return 0;
 }
 
@@ -81,10 +80,21 @@ static int pw_ar(struct kc_builder *b, const struct kc_group *g, const struct kc
 /* Step k: send[me + k] to member me + k, recv[me - k] from member me - k. */
 static int pw_a2a(struct kc_builder *b, const struct kc_group *g, const struct kc_a2a *a)
 {
+	struct kc_layout ls, lr;
 	u32 k;
 
 	if (g->me >= g->size)
 		return kc_b_fail(b, -EINVAL);
+	if (kc_ranges_layout(a->send, g->size, a->sbuf, b->esize, &ls) &&
+	    kc_ranges_layout(a->recv, g->size, a->rbuf, b->esize, &lr)) {
+		u32 to = pw_to(g, 1), from = pw_from(g, 1);
+
+		kc_b_rep_begin(b, g->size - 1, true);
+		kc_b_rep_xfer(b, KC_STEP_SEND, g, to, 1, &ls, to, 1);
+		kc_b_rep_xfer(b, KC_STEP_RECV, g, from, -1, &lr, from, -1);
+		kc_b_rep_end(b);
+		return 0;
+	}
 	for (k = 1; k < g->size; k++) {
 		u32 to = pw_to(g, k), from = pw_from(g, k);
 
@@ -102,13 +112,10 @@ static int pw_a2a(struct kc_builder *b, const struct kc_group *g, const struct k
  */
 static int pw_barrier(struct kc_builder *b, const struct kc_group *g)
 {
-	u32 k;
-
-	for (k = 1; k < g->size; k++) {
-		kc_b_sync_send(b, kc_grp_rank(g, pw_to(g, k)));
-		kc_b_sync_recv(b, kc_grp_rank(g, pw_from(g, k)));
-		kc_b_round(b);
-	}
+	kc_b_rep_begin(b, g->size - 1, true);
+	kc_b_rep_xfer(b, KC_STEP_SEND, g, kc_grp_mod(g, (s64)g->me + 1), 1, NULL, 0, 0);
+	kc_b_rep_xfer(b, KC_STEP_RECV, g, kc_grp_mod(g, (s64)g->me - 1), -1, NULL, 0, 0);
+	kc_b_rep_end(b);
 	return 0;
 }
 

@@ -62,6 +62,33 @@ static void pipe_intra(struct kc_builder *b, const struct pipe_ctx *pc,
 	}
 }
 
+/* Index of block (x, j) in the p-block layout. */
+static u32 pipe_blk(const struct pipe_ctx *pc, s64 x, u32 j)
+{
+	return kc_grp_mod(&pc->ring, x) * pc->k + j;
+}
+
+/*
+ * pipe_intra() as the body of a repeat of rounds whose server x steps
+ * back by one each round: block (x - t, j) is block (x, j) - t * k of the
+ * p = S * k blocks, so every block moves by -k.
+ */
+static void pipe_intra_rep(struct kc_builder *b, const struct pipe_ctx *pc,
+			   const struct kc_layout *l, s64 x, bool reduce)
+{
+	u32 i = pc->local.me, j;
+	s64 db = -(s64)pc->k;
+
+	for (j = 0; j < pc->k; j++) {
+		if (j == i)
+			continue;
+		kc_b_rep_xfer(b, KC_STEP_SEND, &pc->local, j, 0, l,
+			      pipe_blk(pc, x, reduce ? j : i), db);
+		kc_b_rep_xfer(b, reduce ? KC_STEP_RECV_REDUCE : KC_STEP_RECV, &pc->local, j, 0, l,
+			      pipe_blk(pc, x, reduce ? i : j), db);
+	}
+}
+
 /*
  * AllGather.  Ring step t = 0..S-2: (s, i) sends block (s - t, i) to
  * (s + 1, i) and receives (s - t - 1, i) from (s - 1, i); in the same round
@@ -76,19 +103,15 @@ static void pipe_intra(struct kc_builder *b, const struct pipe_ctx *pc,
  */
 static void pipe_ag(struct kc_builder *b, const struct pipe_ctx *pc, const struct kc_layout *l)
 {
-	u32 s = pc->ring.me, i = pc->local.me, t;
-	u32 right = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + 1));
-	u32 left = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s - 1));
+	u32 s = pc->ring.me, i = pc->local.me;
+	u32 right = kc_grp_mod(&pc->ring, (s64)s + 1), left = kc_grp_mod(&pc->ring, (s64)s - 1);
+	s64 db = -(s64)pc->k;
 
-	for (t = 0; t + 1 < pc->nsrv; t++) {
-		struct kc_range snd = pipe_block(b, pc, l, (s64)s - t, i);
-		struct kc_range rcv = pipe_block(b, pc, l, (s64)s - t - 1, i);
-
-		kc_b_send(b, right, l->r.buf, snd.off, snd.len);
-		kc_b_recv(b, left, l->r.buf, rcv.off, rcv.len);
-		pipe_intra(b, pc, l, (s64)s - t, false);
-		kc_b_round(b);
-	}
+	kc_b_rep_begin(b, pc->nsrv - 1, true);
+	kc_b_rep_xfer(b, KC_STEP_SEND, &pc->ring, right, 0, l, pipe_blk(pc, s, i), db);
+	kc_b_rep_xfer(b, KC_STEP_RECV, &pc->ring, left, 0, l, pipe_blk(pc, (s64)s - 1, i), db);
+	pipe_intra_rep(b, pc, l, s, false);
+	kc_b_rep_end(b);
 	pipe_intra(b, pc, l, (s64)s + 1, false);
 	kc_b_round(b);
 }
@@ -118,21 +141,56 @@ static void pipe_ag(struct kc_builder *b, const struct pipe_ctx *pc, const struc
  */
 static void pipe_rs(struct kc_builder *b, const struct pipe_ctx *pc, const struct kc_layout *l)
 {
-	u32 s = pc->ring.me, i = pc->local.me, t;
-	u32 right = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + 1));
-	u32 left = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s - 1));
+	u32 s = pc->ring.me, i = pc->local.me;
+	u32 right = kc_grp_mod(&pc->ring, (s64)s + 1), left = kc_grp_mod(&pc->ring, (s64)s - 1);
+	s64 db = -(s64)pc->k;
 
 	pipe_intra(b, pc, l, (s64)s - 1, true);
 	kc_b_round(b);
-	for (t = 0; t + 1 < pc->nsrv; t++) {
-		struct kc_range snd = pipe_block(b, pc, l, (s64)s - t - 1, i);
-		struct kc_range rcv = pipe_block(b, pc, l, (s64)s - t - 2, i);
+	kc_b_rep_begin(b, pc->nsrv - 1, true);
+	kc_b_rep_xfer(b, KC_STEP_SEND, &pc->ring, right, 0, l, pipe_blk(pc, (s64)s - 1, i), db);
+	kc_b_rep_xfer(b, KC_STEP_RECV_REDUCE, &pc->ring, left, 0, l, pipe_blk(pc, (s64)s - 2, i),
+		      db);
+	pipe_intra_rep(b, pc, l, (s64)s - 2, true);
+	kc_b_rep_end(b);
+}
 
-		kc_b_send(b, right, l->r.buf, snd.off, snd.len);
-		kc_b_recv_reduce(b, left, l->r.buf, rcv.off, rcv.len);
-		pipe_intra(b, pc, l, (s64)s - t - 2, true);
-		kc_b_round(b);
+/*
+ * Rounds r = 1 .. S - 2 of pipe_a2a() as one repeat, when the send and
+ * receive ranges are the blocks of one layout each (AlltoAll): with
+ * t = r - 1, the inter-server peers are ring members s + 1 + t and
+ * s - 1 - t, the blocks of other servers move by k per round, and the two
+ * scratch halves (blocks of a 2k-block layout) swap, a move by k modulo
+ * 2k.  Returns false (nothing written) if the ranges are not uniform.
+ */
+static bool pipe_a2a_middle(struct kc_builder *b, const struct pipe_ctx *pc,
+			    const struct kc_a2a *a, u64 nb, u64 scr)
+{
+	u32 s = pc->ring.me, i = pc->local.me, k = pc->k, p = pc->nsrv * k, j;
+	struct kc_layout ls, lr, lx = { { KC_BUF_SCRATCH, scr, 2 * (u64)k * nb / b->esize },
+					2 * k, 1 };
+	u32 to = kc_grp_mod(&pc->ring, (s64)s + 1), from = kc_grp_mod(&pc->ring, (s64)s - 1);
+	u32 next2 = kc_grp_mod(&pc->ring, (s64)s + 2);
+
+	if (!kc_ranges_layout(a->send, p, a->sbuf, b->esize, &ls) ||
+	    !kc_ranges_layout(a->recv, p, a->rbuf, b->esize, &lr) || nb % b->esize)
+		return false;
+	kc_b_rep_begin(b, pc->nsrv - 2, true);
+	for (j = 0; j < k; j++) {
+		if (j == i)
+			kc_b_rep_xfer(b, KC_STEP_SEND, &pc->ring, to, 1, &ls, to * k + i, k);
+		else
+			kc_b_rep_xfer(b, KC_STEP_SEND, &pc->ring, to, 1, &lx, k + j, k);
+		kc_b_rep_xfer(b, KC_STEP_RECV, &pc->ring, from, -1, &lr, from * k + j, -(s64)k);
 	}
+	for (j = 0; j < k; j++) {
+		if (j == i)
+			continue;
+		kc_b_rep_xfer(b, KC_STEP_SEND, &pc->local, j, 0, &ls, next2 * k + j, k);
+		kc_b_rep_xfer(b, KC_STEP_RECV, &pc->local, j, 0, &lx, j, k);
+	}
+	kc_b_rep_end(b);
+	return true;
 }
 
 /*
@@ -163,6 +221,11 @@ static void pipe_a2a(struct kc_builder *b, const struct pipe_ctx *pc, const stru
 	for (r = 0; r < pc->nsrv; r++) {
 		u32 u = r + 1, dsrv = kc_grp_mod(&pc->ring, (s64)s + u);
 		u64 fill = scr + (u % 2) * k * nb, out = scr + (r % 2) * k * nb;
+
+		if (r == 1 && pc->nsrv > 3 && pipe_a2a_middle(b, pc, a, nb, scr)) {
+			r = pc->nsrv - 2;	/* rounds 1 .. S - 2 are one repeat */
+			continue;
+		}
 
 		if (r) {
 			u32 to = kc_grp_rank(&pc->ring, kc_grp_mod(&pc->ring, (s64)s + r));

@@ -13,36 +13,26 @@
  */
 #include "kc_algo.h"
 
-static u32 ring_right(const struct kc_group *g, u32 i)
-{
-	return kc_grp_rank(g, kc_grp_mod(g, (s64)i + 1));
-}
-
-static u32 ring_left(const struct kc_group *g, u32 i)
-{
-	return kc_grp_rank(g, kc_grp_mod(g, (s64)i - 1));
-}
-
 /*
  * p - 1 steps around the ring: send block me - lag - k to the right,
  * receive block me - lag - k - 1 from the left.  ReduceScatter (lag 1)
  * reduces what arrives and ends with block me complete; AllGather (lag 0)
- * starts from block me and forwards what arrives.
+ * starts from block me and forwards what arrives.  Written as one repeat
+ * of rounds whose blocks step back by one.
  */
 static int ring_pass(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l,
 		     bool reduce)
 {
-	u32 p = g->size, me = g->me, lag = reduce ? 1 : 0, k;
+	u32 p = g->size, me = g->me, lag = reduce ? 1 : 0;
 
-	for (k = 0; k + 1 < p; k++) {
-		s64 x = (s64)me - lag - k;
-		struct kc_range s = kc_lay_block(l, b->esize, kc_grp_mod(g, x));
-		struct kc_range r = kc_lay_block(l, b->esize, kc_grp_mod(g, x - 1));
-
-		kc_b_send(b, ring_right(g, me), l->r.buf, s.off, s.len);
-		kc_b_recv_into(b, reduce, ring_left(g, me), l->r.buf, r.off, r.len);
-		kc_b_round(b);
-	}
+	if (!l->spb || l->nslices % l->spb || kc_lay_nblocks(l) != p || me >= p)
+		return kc_b_fail(b, -EINVAL);
+	kc_b_rep_begin(b, p - 1, true);
+	kc_b_rep_xfer(b, KC_STEP_SEND, g, kc_grp_mod(g, (s64)me + 1), 0, l,
+		      kc_grp_mod(g, (s64)me - lag), -1);
+	kc_b_rep_xfer(b, reduce ? KC_STEP_RECV_REDUCE : KC_STEP_RECV, g,
+		      kc_grp_mod(g, (s64)me - 1), 0, l, kc_grp_mod(g, (s64)me - lag - 1), -1);
+	kc_b_rep_end(b);
 	return 0;
 }
 
@@ -126,52 +116,56 @@ static int ring_reduce(struct kc_builder *b, const struct kc_group *g, u32 root,
 /*
  * Scatter: in step k the member at distance d <= k forwards the block of
  * distance p - 1 - k + d to its right; far blocks leave the root first so
- * every block arrives in the last step at the latest.
+ * every block arrives in the last step at the latest.  A member at d >= 1
+ * first only receives (step d - 1), then receives and forwards in steps
+ * d .. p - 2, the blocks stepping back by one.
  */
 static int ring_scatter(struct kc_builder *b, const struct kc_group *g, u32 root,
 			const struct kc_layout *l)
 {
-	u32 p = g->size, d = kc_grp_mod(g, (s64)g->me - root), k;
+	u32 p = g->size, me = g->me, d = kc_grp_mod(g, (s64)me - root);
+	u32 left = kc_grp_mod(g, (s64)me - 1), right = kc_grp_mod(g, (s64)me + 1);
 
-	for (k = 0; k + 1 < p; k++) {
-		if (d >= 1 && d <= k + 1) {
-			u32 j = p - 2 - k + d;
-			u32 blk = kc_grp_mod(g, (s64)root + j);
-			struct kc_range rg = kc_lay_block(l, b->esize, blk);
+	if (!l->spb || l->nslices % l->spb || kc_lay_nblocks(l) != p || me >= p)
+		return kc_b_fail(b, -EINVAL);
+	if (d >= 1) {
+		struct kc_range rg = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)root - 1));
 
-			kc_b_recv(b, ring_left(g, g->me), l->r.buf, rg.off, rg.len);
-		}
-		if (d <= k && d + 1 < p) {
-			u32 j = p - 1 - k + d;
-			u32 blk = kc_grp_mod(g, (s64)root + j);
-			struct kc_range rg = kc_lay_block(l, b->esize, blk);
-
-			kc_b_send(b, ring_right(g, g->me), l->r.buf, rg.off, rg.len);
-		}
+		kc_b_recv(b, kc_grp_rank(g, left), l->r.buf, rg.off, rg.len);
 		kc_b_round(b);
 	}
+	kc_b_rep_begin(b, p - 1 - d, true);
+	if (d >= 1)
+		kc_b_rep_xfer(b, KC_STEP_RECV, g, left, 0, l, kc_grp_mod(g, (s64)root - 2), -1);
+	kc_b_rep_xfer(b, KC_STEP_SEND, g, right, 0, l, kc_grp_mod(g, (s64)root - 1), -1);
+	kc_b_rep_end(b);
 	return 0;
 }
 
-/* Gather: scatter reversed in time and direction. */
+/*
+ * Gather: scatter reversed in time and direction.  The member at e from
+ * the root sends block root + e + k to its left in steps k <= p - 1 - e
+ * and receives block root + e + 1 + k from its right in steps
+ * k <= p - 2 - e: both in the first p - 1 - e steps, the send alone in
+ * the last one.
+ */
 static int ring_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
 		       const struct kc_layout *l)
 {
-	u32 p = g->size, e = kc_grp_mod(g, (s64)g->me - root), k;
+	u32 p = g->size, me = g->me, e = kc_grp_mod(g, (s64)me - root);
+	u32 left = kc_grp_mod(g, (s64)me - 1), right = kc_grp_mod(g, (s64)me + 1);
 
-	for (k = 0; k + 1 < p; k++) {
-		if (e >= 1 && e + k <= p - 1) {
-			struct kc_range rg = kc_lay_block(l, b->esize,
-							  kc_grp_mod(g, (s64)root + e + k));
+	if (!l->spb || l->nslices % l->spb || kc_lay_nblocks(l) != p || me >= p)
+		return kc_b_fail(b, -EINVAL);
+	kc_b_rep_begin(b, p - 1 - e, true);
+	if (e >= 1)
+		kc_b_rep_xfer(b, KC_STEP_SEND, g, left, 0, l, me, 1);
+	kc_b_rep_xfer(b, KC_STEP_RECV, g, right, 0, l, right, 1);
+	kc_b_rep_end(b);
+	if (e >= 1) {
+		struct kc_range rg = kc_lay_block(l, b->esize, kc_grp_mod(g, (s64)root - 1));
 
-			kc_b_send(b, ring_left(g, g->me), l->r.buf, rg.off, rg.len);
-		}
-		if (e + 1 + k <= p - 1) {
-			struct kc_range rg = kc_lay_block(l, b->esize,
-							  kc_grp_mod(g, (s64)root + e + 1 + k));
-
-			kc_b_recv(b, ring_right(g, g->me), l->r.buf, rg.off, rg.len);
-		}
+		kc_b_send(b, kc_grp_rank(g, left), l->r.buf, rg.off, rg.len);
 		kc_b_round(b);
 	}
 	return 0;
@@ -180,13 +174,10 @@ static int ring_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
 /* p - 1 rounds of a token to the right: then all p members have entered. */
 static int ring_barrier(struct kc_builder *b, const struct kc_group *g)
 {
-	u32 k;
-
-	for (k = 0; k + 1 < g->size; k++) {
-		kc_b_sync_send(b, ring_right(g, g->me));
-		kc_b_sync_recv(b, ring_left(g, g->me));
-		kc_b_round(b);
-	}
+	kc_b_rep_begin(b, g->size - 1, true);
+	kc_b_rep_xfer(b, KC_STEP_SEND, g, kc_grp_mod(g, (s64)g->me + 1), 0, NULL, 0, 0);
+	kc_b_rep_xfer(b, KC_STEP_RECV, g, kc_grp_mod(g, (s64)g->me - 1), 0, NULL, 0, 0);
+	kc_b_rep_end(b);
 	return 0;
 }
 

@@ -20,6 +20,12 @@ struct kc_builder {
 	u64 scratch_top;	/* bump allocator over KC_BUF_SCRATCH */
 	u32 esize;
 	u32 chunk_elems;	/* pipelining granularity hint, elements (>= 1) */
+	bool explicit;		/* write every repeat out step by step */
+	bool rep_open;		/* a repeat is open: rep_* describe it */
+	u32 rep_hdr;		/* record of its header */
+	u32 rep_prog0;		/* plan->nprogs when it opened */
+	u32 rep_round_open;	/* round_open when it opened */
+	bool rep_expand;	/* the open repeat cannot stay compact */
 };
 
 /* Append steps to the current round. */
@@ -52,6 +58,27 @@ static inline void kc_b_recv_into(struct kc_builder *b, bool reduce, u32 peer, u
 	else
 		kc_b_recv(b, peer, buf, off, len);
 }
+
+/*
+ * Repeats, for phases of O(p) steps: kc_b_rep_begin(b, n, rounds), the
+ * body (kc_b_rep_xfer() transfers, whose peer and block advance at every
+ * iteration), kc_b_rep_end().  The body runs n times: each iteration a
+ * round of its own when rounds is true (the current round is closed
+ * first), or one after the other in the current round.  In iteration i
+ * the transfer talks to member m0 + i * dm of g and moves block
+ * b0 + i * db of l (both modulo their size; l NULL: a SYNC transfer).
+ * The expansion is exactly the steps the body would give if written out
+ * n times with kc_b_send() and friends, empty transfers and empty rounds
+ * dropped alike; the builder writes it out itself when it cannot keep it
+ * compact (a group given as a rank list with dm != 0, |dm| > 1) or when
+ * b->explicit asks it to.  Repeats do not nest.
+ */
+struct kc_group;
+struct kc_layout;
+void kc_b_rep_begin(struct kc_builder *b, u32 n, bool rounds);
+void kc_b_rep_xfer(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 m0, s64 dm,
+		   const struct kc_layout *l, u32 b0, s64 db);
+void kc_b_rep_end(struct kc_builder *b);
 
 /* Close the current round (no-op when it is empty). */
 void kc_b_round(struct kc_builder *b);
@@ -179,5 +206,43 @@ struct kc_a2a {
 	const struct kc_range *send;	/* [group size] */
 	const struct kc_range *recv;	/* [group size] */
 };
+
+/* ------------------------------------------------------------- repeats */
+
+/* Peer rank and byte range of a body transfer in iteration i. */
+static inline void kc_prog_at(const struct kc_prog *g, u32 i, u32 *rank, u64 *off, u64 *len)
+{
+	u32 m = (u32)(((u64)g->m0 + (u64)i * g->dm) % g->gsize);
+	u32 blk = (u32)(((u64)g->b0 + (u64)i * g->db) % (g->nslices / g->spb));
+	u64 a = kc_slice_start(g->count, g->nslices, blk * g->spb);
+	u64 z = kc_slice_start(g->count, g->nslices, (blk + 1) * g->spb);
+
+	*rank = g->ranks ? g->ranks[m] : g->gbase + m * g->gstride;
+	*off = g->off + a * g->esize;
+	*len = (z - a) * g->esize;
+}
+
+/* Index of rank in the ascending plan->peers (it is there by construction). */
+static inline u32 kc_plan_peer_index(const struct kc_plan *plan, u32 rank)
+{
+	u32 lo = 0, hi = plan->npeers;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (plan->peers[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The n ranges rg[] as the blocks of one layout of buf, if they are that:
+ * equal lengths (whole elements), each starting where the previous ends.
+ * AlltoAll phases then write their O(p) transfers as repeats.
+ */
+bool kc_ranges_layout(const struct kc_range *rg, u32 n, u8 buf, u32 esize, struct kc_layout *l);
 
 #endif /* KC_BUILD_H */

@@ -336,8 +336,9 @@ static void kc_finish_work(struct kc_builder *b, const struct kc_coll_ctx *c, bo
 	kc_b_round(b);
 }
 
-int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
-		  const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err, u32 errlen)
+static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
+			      const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err,
+			      u32 errlen, bool explicit)
 {
 	struct kc_coll_ctx c = { .topo = t, .op = op, .cfg = cfg, .rank = rank,
 				 .err = err, .errlen = errlen };
@@ -394,6 +395,7 @@ int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op
 	c.esize = plan->esize;
 	b.plan = plan;
 	b.esize = plan->esize;
+	b.explicit = explicit;
 	b.chunk_elems = cfg->pipe_bytes ? (u32)kc_max_u64(1, cfg->pipe_bytes / plan->esize) : 0;
 
 	if (op->op == KCOLL_OP_ALLTOALL || op->op == KCOLL_OP_ALLTOALLV) {
@@ -430,4 +432,17 @@ fail:
 	kc_free(a2a_mem);
 	kc_plan_free(plan);
 	return ret;
+}
+
+int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
+		  const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err, u32 errlen)
+{
+	return kc_plan_build_mode(t, rank, op, cfg, out, err, errlen, false);
+}
+
+int kc_plan_build_explicit(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
+			   const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err,
+			   u32 errlen)
+{
+	return kc_plan_build_mode(t, rank, op, cfg, out, err, errlen, true);
 }

@@ -87,6 +87,14 @@ int kc_op_buf_bytes(const struct kc_op_desc *op, u32 nranks, u32 rank,
  */
 int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
 		  const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err, u32 errlen);
+/*
+ * The same plan with every repeat written out step by step by the
+ * builder: the same expansion, with no compact record.  Tests compare the
+ * two; nothing else needs it.
+ */
+int kc_plan_build_explicit(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
+			   const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err,
+			   u32 errlen);
 
 /* The default composition over the effective levels (kc_hier.c). */
 int kc_hier_build(struct kc_builder *b, const struct kc_coll_ctx *c);

@@ -2,12 +2,14 @@
 /*
  * The collective state machine.
  *
- * Rounds run in order.  Entering a round runs its local steps (copy,
- * reduce, average), then posts messages of its sends while the per-peer
- * window allows and consumes messages that already arrived for its
- * receives.  Messages from a peer are consumed strictly in plan order;
- * one that arrives before its round is held in its slot.  When every
- * transfer of the round is complete, the next round begins.
+ * Rounds run in order.  Entering a round expands its steps from the plan,
+ * runs its local steps (copy, reduce, average), then posts messages of
+ * its sends while the per-peer window allows and consumes messages that
+ * already arrived for its receives.  Messages from a peer are consumed
+ * strictly in plan order; one that arrives before its round is held in
+ * its slot.  When every transfer of the round is complete, the next round
+ * begins.  Per-peer message totals, counted once at init, say whether a
+ * peer still owes or is owed anything in later rounds.
  */
 #include "kc_exec.h"
 #include "kc_reduce.h"
@@ -15,6 +17,7 @@
 #define KC_NONE U32_MAX
 
 struct kc_exec_step {
+	struct kc_step s;	/* expanded: peer is an index into plan->peers */
 	u64 posted;		/* bytes handed to the transport / consumed */
 	u32 msgs_posted;
 	u32 msgs_done;
@@ -32,8 +35,13 @@ struct kc_held {
 };
 
 struct kc_exec_peer {
-	u32 send_cur;		/* first send step not fully posted */
-	u32 recv_cur;		/* first receive step not fully consumed */
+	u32 send_cur;		/* first send step of the round not fully posted */
+	u32 recv_cur;		/* first receive step of the round not fully consumed */
+	u32 send_last;		/* ends of the round's chains, while entering it */
+	u32 recv_last;
+	u64 send_left;		/* messages of the whole plan not yet posted */
+	u64 recv_left;		/* ... not yet consumed */
+	u64 recv_expect;	/* ... not yet arrived */
 	u32 send_seq;
 	u32 recv_seq;
 	u32 inflight;
@@ -67,12 +75,6 @@ static void kc_exec_set_error(struct kc_exec *ex, int err)
 		ex->status = err;
 }
 
-/* Steps of the current round are [round_start[round], round_end). */
-static u32 kc_round_end(const struct kc_exec *ex)
-{
-	return ex->plan->round_start[ex->round + 1];
-}
-
 static void kc_complete_one(struct kc_exec *ex)
 {
 	if (ex->pending)
@@ -84,11 +86,10 @@ static void kc_complete_one(struct kc_exec *ex)
 static void kc_pump_peer(struct kc_exec *ex, u32 p)
 {
 	struct kc_exec_peer *pe = &ex->pe[p];
-	u32 end = kc_round_end(ex);
 
-	while (ex->status == -EINPROGRESS && pe->send_cur < end) {
-		const struct kc_step *s = &ex->plan->steps[pe->send_cur];
+	while (ex->status == -EINPROGRESS && pe->send_cur != KC_NONE) {
 		struct kc_exec_step *st = &ex->st[pe->send_cur];
+		const struct kc_step *s = &st->s;
 		u32 n = kc_nmsgs(ex, s);
 
 		while (st->msgs_posted < n && pe->inflight < ex->cfg.window) {
@@ -108,6 +109,7 @@ static void kc_pump_peer(struct kc_exec *ex, u32 p)
 			pe->inflight++;
 			st->posted += len;
 			st->msgs_posted++;
+			pe->send_left--;
 			ex->bytes_sent += len;
 		}
 		if (st->msgs_posted < n)
@@ -119,11 +121,10 @@ static void kc_pump_peer(struct kc_exec *ex, u32 p)
 static void kc_consume_peer(struct kc_exec *ex, u32 p)
 {
 	struct kc_exec_peer *pe = &ex->pe[p];
-	u32 end = kc_round_end(ex);
 
-	while (ex->status == -EINPROGRESS && pe->held_n && pe->recv_cur < end) {
-		const struct kc_step *s = &ex->plan->steps[pe->recv_cur];
+	while (ex->status == -EINPROGRESS && pe->held_n && pe->recv_cur != KC_NONE) {
 		struct kc_exec_step *st = &ex->st[pe->recv_cur];
+		const struct kc_step *s = &st->s;
 		struct kc_held *h = &pe->held[pe->held_head];
 		u32 want = (u32)kc_min_u64(ex->cfg.chunk_bytes, s->len - st->posted);
 		bool nodata = ex->cfg.flags & KC_EXEC_F_NODATA;
@@ -151,6 +152,7 @@ static void kc_consume_peer(struct kc_exec *ex, u32 p)
 		ex->ops->release(ex->ctx, ex->plan->peers[p], h->slot);
 		pe->held_head = (pe->held_head + 1) % ex->cfg.window;
 		pe->held_n--;
+		pe->recv_left--;
 		st->posted += want;
 		ex->bytes_received += want;
 		if (++st->msgs_done == kc_nmsgs(ex, s)) {
@@ -178,16 +180,65 @@ static int kc_run_local(struct kc_exec *ex, const struct kc_step *s)
 	return -EPROTO;
 }
 
+/*
+ * Expand the current round into ex->st and chain each peer's sends and
+ * receives in it, in plan order.
+ */
+static void kc_load_round(struct kc_exec *ex)
+{
+	struct kc_step_it it;
+	u32 i, n = 0;
+
+	kc_plan_steps_begin(ex->plan, &ex->rit, &it);
+	while (n < ex->st_cap && kc_plan_step_next(ex->plan, &it, &ex->st[n].s))
+		n++;
+	ex->nst = n;
+	for (i = 0; i < n; i++) {
+		struct kc_exec_peer *pe = &ex->pe[ex->st[i].s.peer];
+
+		if (!kc_is_send(&ex->st[i].s) && !kc_is_recv(&ex->st[i].s))
+			continue;
+		pe->send_cur = KC_NONE;
+		pe->recv_cur = KC_NONE;
+		pe->send_last = KC_NONE;
+		pe->recv_last = KC_NONE;
+	}
+	for (i = 0; i < n; i++) {
+		struct kc_exec_step *st = &ex->st[i];
+		struct kc_exec_peer *pe = &ex->pe[st->s.peer];
+		u32 *cur, *last;
+
+		st->posted = 0;
+		st->msgs_posted = 0;
+		st->msgs_done = 0;
+		st->next = KC_NONE;
+		if (kc_is_send(&st->s)) {
+			cur = &pe->send_cur;
+			last = &pe->send_last;
+		} else if (kc_is_recv(&st->s)) {
+			cur = &pe->recv_cur;
+			last = &pe->recv_last;
+		} else {
+			continue;
+		}
+		if (*last == KC_NONE)
+			*cur = i;
+		else
+			ex->st[*last].next = i;
+		*last = i;
+	}
+}
+
 /* Run the current round's local steps and start its transfers. */
 static void kc_enter_round(struct kc_exec *ex)
 {
-	const struct kc_plan *p = ex->plan;
-	u32 i, end = kc_round_end(ex);
+	u32 i;
 
 	ex->entered = true;
 	ex->pending = 0;
-	for (i = p->round_start[ex->round]; i < end; i++) {
-		const struct kc_step *s = &p->steps[i];
+	kc_load_round(ex);
+	for (i = 0; i < ex->nst; i++) {
+		const struct kc_step *s = &ex->st[i].s;
 
 		if (kc_is_send(s) || kc_is_recv(s)) {
 			ex->pending++;
@@ -205,8 +256,8 @@ static void kc_enter_round(struct kc_exec *ex)
 		if (ex->status != -EINPROGRESS)
 			return;
 	}
-	for (i = p->round_start[ex->round]; i < end && ex->status == -EINPROGRESS; i++) {
-		const struct kc_step *s = &p->steps[i];
+	for (i = 0; i < ex->nst && ex->status == -EINPROGRESS; i++) {
+		const struct kc_step *s = &ex->st[i].s;
 
 		if (kc_is_send(s))
 			kc_pump_peer(ex, s->peer);
@@ -222,8 +273,9 @@ static int kc_advance(struct kc_exec *ex)
 		if (ex->entered) {
 			ex->round++;
 			ex->entered = false;
+			ex->more = kc_plan_round_next(ex->plan, &ex->rit);
 		}
-		if (ex->round >= ex->plan->nrounds) {
+		if (!ex->more) {
 			ex->status = 0;
 			break;
 		}
@@ -232,16 +284,17 @@ static int kc_advance(struct kc_exec *ex)
 	return ex->status;
 }
 
+/* plan->peers is in ascending rank order. */
 static u32 kc_peer_index(const struct kc_exec *ex, u32 rank)
 {
 	u32 lo = 0, hi = ex->plan->npeers;
 
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
-		u32 r = ex->plan->peers[ex->by_rank[mid]];
+		u32 r = ex->plan->peers[mid];
 
 		if (r == rank)
-			return ex->by_rank[mid];
+			return mid;
 		if (r < rank)
 			lo = mid + 1;
 		else
@@ -250,11 +303,38 @@ static u32 kc_peer_index(const struct kc_exec *ex, u32 rank)
 	return KC_NONE;
 }
 
+/*
+ * Walk the whole plan once: messages per peer and direction (they bound
+ * what a peer may still send or be owed), and the largest round.
+ */
+static void kc_count_plan(struct kc_exec *ex)
+{
+	const struct kc_plan *plan = ex->plan;
+	struct kc_round_it r;
+	struct kc_step_it it;
+	struct kc_step s;
+	bool more;
+
+	for (more = kc_plan_round_first(plan, &r); more; more = kc_plan_round_next(plan, &r)) {
+		u32 n = 0;
+
+		kc_plan_steps_begin(plan, &r, &it);
+		while (kc_plan_step_next(plan, &it, &s)) {
+			n++;
+			if (kc_is_send(&s))
+				ex->pe[s.peer].send_left += kc_nmsgs(ex, &s);
+			else if (kc_is_recv(&s))
+				ex->pe[s.peer].recv_left += kc_nmsgs(ex, &s);
+		}
+		if (n > ex->st_cap)
+			ex->st_cap = n;
+	}
+}
+
 int kc_exec_init(struct kc_exec *ex, const struct kc_plan *plan, void *const bufs[KC_BUF_COUNT],
 		 const struct kc_exec_cfg *cfg, const struct kc_xport_ops *ops, void *ctx)
 {
 	u32 i, np = plan->npeers, w = cfg->window;
-	u32 *last_send, *last_recv;
 	size_t sz;
 	u8 *m;
 
@@ -270,8 +350,7 @@ int kc_exec_init(struct kc_exec *ex, const struct kc_plan *plan, void *const buf
 		ex->bufs[i] = bufs[i];
 	ex->status = -EINPROGRESS;
 
-	sz = (size_t)plan->nsteps * sizeof(*ex->st) + (size_t)np * sizeof(*ex->pe) +
-	     (size_t)np * sizeof(u32) * 3 +
+	sz = (size_t)np * sizeof(*ex->pe) +
 	     (size_t)np * w * (sizeof(struct kc_inflight) + sizeof(struct kc_held));
 	ex->mem = kc_zalloc(sz);
 	if (!ex->mem)
@@ -279,8 +358,6 @@ int kc_exec_init(struct kc_exec *ex, const struct kc_plan *plan, void *const buf
 	m = ex->mem;
 	ex->pe = (struct kc_exec_peer *)m;
 	m += (size_t)np * sizeof(*ex->pe);
-	ex->st = (struct kc_exec_step *)m;
-	m += (size_t)plan->nsteps * sizeof(*ex->st);
 	/* Pointer-holding slots first: the 4-byte ones after them may end unaligned. */
 	for (i = 0; i < np; i++) {
 		ex->pe[i].held = (struct kc_held *)m;
@@ -289,50 +366,19 @@ int kc_exec_init(struct kc_exec *ex, const struct kc_plan *plan, void *const buf
 	for (i = 0; i < np; i++) {
 		ex->pe[i].fl = (struct kc_inflight *)m;
 		m += (size_t)w * sizeof(struct kc_inflight);
-	}
-	ex->by_rank = (u32 *)m;
-	last_send = ex->by_rank + np;
-	last_recv = last_send + np;
-
-	/* Chain each peer's sends and receives in plan order. */
-	for (i = 0; i < np; i++) {
 		ex->pe[i].send_cur = KC_NONE;
 		ex->pe[i].recv_cur = KC_NONE;
-		last_send[i] = KC_NONE;
-		last_recv[i] = KC_NONE;
-		ex->by_rank[i] = i;
 	}
-	for (i = 0; i < plan->nsteps; i++) {
-		const struct kc_step *s = &plan->steps[i];
-		u32 *last;
-
-		ex->st[i].next = KC_NONE;
-		if (kc_is_send(s))
-			last = &last_send[s->peer];
-		else if (kc_is_recv(s))
-			last = &last_recv[s->peer];
-		else
-			continue;
-		if (*last == KC_NONE) {
-			if (kc_is_send(s))
-				ex->pe[s->peer].send_cur = i;
-			else
-				ex->pe[s->peer].recv_cur = i;
-		} else {
-			ex->st[*last].next = i;
-		}
-		*last = i;
+	kc_count_plan(ex);
+	for (i = 0; i < np; i++)
+		ex->pe[i].recv_expect = ex->pe[i].recv_left;
+	ex->st = kc_malloc((size_t)(ex->st_cap ? ex->st_cap : 1) * sizeof(*ex->st));
+	if (!ex->st) {
+		kc_free(ex->mem);
+		ex->mem = NULL;
+		return -ENOMEM;
 	}
-	/* Sort peer indices by rank (insertion sort on the few peers). */
-	for (i = 1; i < np; i++) {
-		u32 v = ex->by_rank[i], j = i;
-
-		while (j && plan->peers[ex->by_rank[j - 1]] > plan->peers[v]) {
-			ex->by_rank[j] = ex->by_rank[j - 1];
-			j--;
-		}
-		ex->by_rank[j] = v;
-	}
+	ex->more = kc_plan_round_first(plan, &ex->rit);
 	return 0;
 }
 
@@ -349,7 +395,7 @@ static void kc_credit_oldest(struct kc_exec *ex, struct kc_exec_peer *pe)
 
 	pe->fl_head = (pe->fl_head + 1) % ex->cfg.window;
 	pe->inflight--;
-	if (++st->msgs_done == kc_nmsgs(ex, &ex->plan->steps[step]))
+	if (++st->msgs_done == kc_nmsgs(ex, &st->s))
 		kc_complete_one(ex);
 }
 
@@ -382,12 +428,13 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
 	}
 	pe = &ex->pe[p];
 	if (tag != KC_TAG(ex->cfg.op_seq, pe->recv_seq) || pe->held_n == ex->cfg.window ||
-	    pe->recv_cur == KC_NONE) {
+	    !pe->recv_expect) {
 		ex->ops->release(ex->ctx, peer, slot);
 		kc_exec_set_error(ex, -EPROTO);
 		return ex->status;
 	}
 	pe->recv_seq++;
+	pe->recv_expect--;
 	h = &pe->held[(pe->held_head + pe->held_n) % ex->cfg.window];
 	h->data = data;
 	h->len = len;
@@ -402,15 +449,11 @@ int kc_exec_peer_gone(struct kc_exec *ex, u32 peer, int err)
 {
 	u32 p = kc_peer_index(ex, peer);
 	struct kc_exec_peer *pe;
-	u64 missing = 0;
-	u32 i;
 
 	if (ex->status != -EINPROGRESS || p == KC_NONE)
 		return ex->status;
 	pe = &ex->pe[p];
-	for (i = pe->recv_cur; i != KC_NONE; i = ex->st[i].next)
-		missing += kc_nmsgs(ex, &ex->plan->steps[i]) - ex->st[i].msgs_done;
-	if (pe->send_cur != KC_NONE || missing > pe->held_n)
+	if (pe->send_left || pe->recv_left > pe->held_n)
 		return kc_exec_fail(ex, err);
 	/*
 	 * Everything this rank needs of the peer is here, and everything it
@@ -447,5 +490,7 @@ void kc_exec_destroy(struct kc_exec *ex)
 		}
 	}
 	kc_free(ex->mem);
+	kc_free(ex->st);
 	ex->mem = NULL;
+	ex->st = NULL;
 }

@@ -11,6 +11,10 @@
  * tag: the operation sequence number (8 bits) and the per-peer message
  * sequence number (24 bits), checked on arrival so a plan mismatch between
  * ranks is an error (-EPROTO), never silent corruption.
+ *
+ * A compact plan is expanded one round at a time: the executor holds the
+ * steps of the current round, per-peer state, and the messages in flight
+ * and held (window per peer), never the whole expansion.
  */
 #ifndef KC_EXEC_H
 #define KC_EXEC_H
@@ -61,12 +65,15 @@ struct kc_exec {
 	u8 *bufs[KC_BUF_COUNT];
 	struct kc_exec_cfg cfg;
 	int status;		/* -EINPROGRESS, 0, or the first error */
-	u32 round;
+	u32 round;		/* index of the current (non-empty, expanded) round */
 	bool entered;		/* the current round's local steps ran */
+	bool more;		/* rit is a round still to run */
 	u32 pending;		/* transfers of the current round not complete */
-	struct kc_exec_step *st;	/* [nsteps] */
+	struct kc_round_it rit;	/* the current round in the plan */
+	struct kc_exec_step *st;	/* [st_cap]: the current round, expanded */
+	u32 nst;
+	u32 st_cap;		/* the largest round of the plan */
 	struct kc_exec_peer *pe;	/* [npeers] */
-	u32 *by_rank;		/* plan peer indices sorted by rank */
 	void *mem;
 	u64 bytes_sent;
 	u64 bytes_received;

@@ -710,8 +710,10 @@ static int explain(struct ctx *x, u64 bytes)
 	struct kc_algo_cfg in = { { 0 }, 0 }, cfg;
 	struct kc_plan *plan = NULL;
 	char fb[256], err[256];
-	u32 l, r, i;
-	u64 cost;
+	struct kc_round_it ri;
+	u32 l, r, nrounds;
+	u64 cost, nsteps;
+	bool more;
 	int ret;
 
 	op_for_bytes(x->o, x->t.nranks, bytes, &op);
@@ -730,12 +732,19 @@ static int explain(struct ctx *x, u64 bytes)
 		fprintf(stderr, "coll-sim: plan: %s (%s)\n", err, strerror(-ret));
 		return 1;
 	}
-	printf("#   plan: %s; %u rounds, %u steps, %u peers, scratch %llu B\n", plan->note,
-	       plan->nrounds, plan->nsteps, plan->npeers, (unsigned long long)plan->scratch_bytes);
-	for (r = 0; r < plan->nrounds; r++) {
-		printf("  round %u:", r);
-		for (i = plan->round_start[r]; i < plan->round_start[r + 1]; i++) {
-			const struct kc_step *s = &plan->steps[i];
+	kc_plan_expanded_size(plan, &nsteps, &nrounds);
+	printf("#   plan: %s; %u rounds, %llu steps (%u records), %u peers, scratch %llu B\n",
+	       plan->note, nrounds, (unsigned long long)nsteps, plan->nsteps, plan->npeers,
+	       (unsigned long long)plan->scratch_bytes);
+	r = 0;
+	for (more = kc_plan_round_first(plan, &ri); more; more = kc_plan_round_next(plan, &ri)) {
+		struct kc_step_it it;
+		struct kc_step st;
+
+		printf("  round %u:", r++);
+		kc_plan_steps_begin(plan, &ri, &it);
+		while (kc_plan_step_next(plan, &it, &st)) {
+			const struct kc_step *s = &st;
 			bool xfer = s->kind <= KC_STEP_RECV_REDUCE;
 
 			if (xfer)

@@ -399,13 +399,26 @@ static void flow_done(struct sim *s, u32 id, u32 ver)
 
 /* ------------------------------------------------------------ rendezvous */
 
+static bool rv_is_recv(const struct kc_step *st)
+{
+	return st->kind == KC_STEP_RECV || st->kind == KC_STEP_RECV_REDUCE;
+}
+
+/*
+ * Rounds are numbered as the executor numbers them (ex.round): the
+ * non-empty rounds of the plan's expansion.
+ */
 static int rv_init(struct sim_rv *rv, const struct kc_plan *p)
 {
 	u32 np = p->npeers, i, r, *fill;
+	struct kc_round_it ri;
+	struct kc_step_it it;
+	struct kc_step st;
+	u64 nrecv = 0;
+	bool more;
 
 	rv->peer_rank = malloc(((size_t)np * 4 + 1) * sizeof(u32));
-	rv->round = malloc(((size_t)p->nsteps + 1) * sizeof(u32));
-	if (!rv->peer_rank || !rv->round)
+	if (!rv->peer_rank)
 		return -ENOMEM;
 	rv->peer_idx = rv->peer_rank + np;
 	rv->expect = rv->peer_idx + np;
@@ -414,7 +427,7 @@ static int rv_init(struct sim_rv *rv, const struct kc_plan *p)
 	for (i = 0; i < np; i++) {
 		u32 j = i;
 
-		/* insertion sort by rank: plans have few peers */
+		/* insertion sort by rank (plan->peers is already in rank order) */
 		while (j && rv->peer_rank[j - 1] > p->peers[i]) {
 			rv->peer_rank[j] = rv->peer_rank[j - 1];
 			rv->peer_idx[j] = rv->peer_idx[j - 1];
@@ -424,21 +437,29 @@ static int rv_init(struct sim_rv *rv, const struct kc_plan *p)
 		rv->peer_idx[j] = i;
 	}
 	memset(rv->off, 0, ((size_t)np + 1) * sizeof(u32));
-	for (i = 0; i < p->nsteps; i++)
-		if (p->steps[i].kind == KC_STEP_RECV || p->steps[i].kind == KC_STEP_RECV_REDUCE)
-			rv->off[p->steps[i].peer + 1]++;
+	for (more = kc_plan_round_first(p, &ri); more; more = kc_plan_round_next(p, &ri)) {
+		kc_plan_steps_begin(p, &ri, &it);
+		while (kc_plan_step_next(p, &it, &st)) {
+			if (rv_is_recv(&st)) {
+				rv->off[st.peer + 1]++;
+				nrecv++;
+			}
+		}
+	}
+	rv->round = malloc((size_t)(nrecv + 1) * sizeof(u32));
+	if (!rv->round)
+		return -ENOMEM;
 	for (i = 0; i < np; i++)
 		rv->off[i + 1] += rv->off[i];
 	fill = calloc(np ? np : 1, sizeof(u32));
 	if (!fill)
 		return -ENOMEM;
-	for (r = 0; r < p->nrounds; r++) {
-		for (i = p->round_start[r]; i < p->round_start[r + 1]; i++) {
-			const struct kc_step *st = &p->steps[i];
-
-			if (st->kind == KC_STEP_RECV || st->kind == KC_STEP_RECV_REDUCE)
-				rv->round[rv->off[st->peer] + fill[st->peer]++] = r;
-		}
+	r = 0;
+	for (more = kc_plan_round_first(p, &ri); more; more = kc_plan_round_next(p, &ri), r++) {
+		kc_plan_steps_begin(p, &ri, &it);
+		while (kc_plan_step_next(p, &it, &st))
+			if (rv_is_recv(&st))
+				rv->round[rv->off[st.peer] + fill[st.peer]++] = r;
 	}
 	free(fill);
 	return 0;
@@ -703,22 +724,27 @@ static u32 sim_round_window(struct kc_plan *const *plans, u32 p)
 
 	for (r = 0; r < p; r++) {
 		const struct kc_plan *pl = plans[r];
-		u32 *cnt = calloc(2 * (size_t)pl->npeers + 1, sizeof(u32)), k, i;
+		u32 *cnt = calloc(2 * (size_t)pl->npeers + 1, sizeof(u32));
+		struct kc_round_it ri;
+		struct kc_step_it it;
+		struct kc_step st;
+		bool more;
 
 		if (!cnt)
 			return 0;
-		for (k = 0; k < pl->nrounds; k++) {
-			for (i = pl->round_start[k]; i < pl->round_start[k + 1]; i++) {
-				const struct kc_step *st = &pl->steps[i];
-				u32 *c = st->kind == KC_STEP_SEND ? &cnt[2 * st->peer] :
-					 &cnt[2 * st->peer + 1];
+		for (more = kc_plan_round_first(pl, &ri); more; more = kc_plan_round_next(pl, &ri)) {
+			kc_plan_steps_begin(pl, &ri, &it);
+			while (kc_plan_step_next(pl, &it, &st)) {
+				u32 *c = st.kind == KC_STEP_SEND ? &cnt[2 * st.peer] :
+					 &cnt[2 * st.peer + 1];
 
-				if (st->kind <= KC_STEP_RECV_REDUCE && ++*c > w)
+				if (st.kind <= KC_STEP_RECV_REDUCE && ++*c > w)
 					w = *c;
 			}
-			for (i = pl->round_start[k]; i < pl->round_start[k + 1]; i++)
-				if (pl->steps[i].kind <= KC_STEP_RECV_REDUCE)
-					cnt[2 * pl->steps[i].peer] = cnt[2 * pl->steps[i].peer + 1] = 0;
+			kc_plan_steps_begin(pl, &ri, &it);
+			while (kc_plan_step_next(pl, &it, &st))
+				if (st.kind <= KC_STEP_RECV_REDUCE)
+					cnt[2 * st.peer] = cnt[2 * st.peer + 1] = 0;
 		}
 		free(cnt);
 	}
@@ -727,18 +753,31 @@ static u32 sim_round_window(struct kc_plan *const *plans, u32 p)
 
 static u32 sim_comm_rounds(const struct kc_plan *p)
 {
-	u32 r, i, n = 0;
+	struct kc_round_it ri;
+	struct kc_step_it it;
+	struct kc_step st;
+	u32 n = 0;
+	bool more;
 
-	for (r = 0; r < p->nrounds; r++) {
-		for (i = p->round_start[r]; i < p->round_start[r + 1]; i++) {
-			u8 k = p->steps[i].kind;
-
-			if (k == KC_STEP_SEND || k == KC_STEP_RECV || k == KC_STEP_RECV_REDUCE) {
+	for (more = kc_plan_round_first(p, &ri); more; more = kc_plan_round_next(p, &ri)) {
+		kc_plan_steps_begin(p, &ri, &it);
+		while (kc_plan_step_next(p, &it, &st)) {
+			if (st.kind <= KC_STEP_RECV_REDUCE) {
 				n++;
 				break;
 			}
 		}
 	}
+	return n;
+}
+
+/* Steps of the plan's expansion. */
+static u64 sim_plan_steps(const struct kc_plan *p)
+{
+	u64 n;
+	u32 r;
+
+	kc_plan_expanded_size(p, &n, &r);
 	return n;
 }
 
@@ -860,7 +899,7 @@ int sim_run(const struct kc_topo *t, struct kc_plan *const *plans, const struct 
 		if (res->recv)
 			res->recv[r] = rk->ex.bytes_received;
 		res->max_rounds = kc_max_u64(res->max_rounds, sim_comm_rounds(plans[r]));
-		res->max_steps = kc_max_u64(res->max_steps, plans[r]->nsteps);
+		res->max_steps = kc_max_u64(res->max_steps, sim_plan_steps(plans[r]));
 	}
 out:
 	res->events = s.events;
