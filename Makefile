@@ -338,19 +338,20 @@ install-tools: coll-tools
 install: install-lib install-tools
 
 # End to end in the virtual cluster: every op checked by coll-perf, the
-# asynchronous API, collctl, a mismatch that must be caught (needs root,
-# see issue5).  KCOLL_VM_ARGS adds runner options (e.g. "-k 2").
+# asynchronous API, collctl (with the netlink family), a mismatch that
+# must be caught, then rmmod (the family and device go cleanly; needs
+# root, see issue5).  KCOLL_VM_ARGS adds runner options (e.g. "-k 2").
 KCOLL_VM_ARGS ?=
 .PHONY: check-vm-lib
 check-vm-lib: module coll-tools
-	$(KCOLL_VM) run -n 2 -t 1200 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko -- \
+	$(KCOLL_VM) run -n 2 -t 1200 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod -- \
 		$(TOP)/selftests/lib/vm_e2e.sh
 
 # The same on the 6.12 kernel (module built by module-6.12).
 .PHONY: check-vm-lib-6.12
 check-vm-lib-6.12: module-6.12 coll-tools
 	$(KCOLL_VM) run -n 2 -t 1200 --kernel 6.12 $(KCOLL_VM_ARGS) \
-		--module $(BUILD)/kmod-6.12/kcoll.ko -- $(TOP)/selftests/lib/vm_e2e.sh
+		--module $(BUILD)/kmod-6.12/kcoll.ko --rmmod -- $(TOP)/selftests/lib/vm_e2e.sh
 
 # make install-lib into a scratch DESTDIR, build selftests/lib/example.c
 # with `pkg-config --cflags --libs libcoll` from there, run it (without
