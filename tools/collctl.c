@@ -67,7 +67,8 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 "Usage: %s [OPTION]... COMMAND [ARG]...\n"
-"Show and configure the kcoll module (collective operations over RDMA).\n"
+"Show, explain, monitor and configure the kcoll module (collective operations\n"
+"over RDMA).\n"
 "\n"
 "Commands:\n"
 "  show                     the loaded module: version, ABI, features, supported\n"

@@ -41,7 +41,8 @@
  *	of enum kcoll_lastop_attr); later failures of the same communicator
  *	(which refuses operations from then on) only count in
  *	KCOLL_A_COMM_ERRORS, so a failing communicator does not flood
- *	listeners
+ *	listeners; operations cancelled by abort or close (ECANCELED) are
+ *	not reported
  * @KCOLL_CMD_EVENT_PEER_LOST: notification: the connection to a peer was
  *	lost (KCOLL_A_COMM_ID, KCOLL_A_EVENT_PEER, KCOLL_A_COMM_ERR), once
  *	per peer
