@@ -277,6 +277,7 @@ struct kcoll_comm {
 	u64 ops_failed;
 	u64 ops_timed_out;
 	bool fail_notified;		/* the op-failure event went out */
+	bool closing;			/* destroyed: no more events about it */
 	struct kcoll_lastop last[KCOLL_GENL_LAST_OPS];	/* ring of the last ops */
 	u32 last_next;			/* slot the next completion takes */
 	u32 last_n;			/* valid entries */

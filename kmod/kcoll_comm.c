@@ -95,7 +95,7 @@ static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_task *o
 	if (status == -ETIMEDOUT)
 		comm->ops_timed_out++;
 	/* Only the first: a failed communicator fails everything after it. */
-	if (status != -ECANCELED && !comm->fail_notified) {
+	if (status != -ECANCELED && !comm->fail_notified && !comm->closing) {
 		comm->fail_notified = true;
 		kcoll_genl_notify_op_fail(comm, l);
 	}
@@ -244,7 +244,8 @@ static void kcoll_comm_lost_work(struct work_struct *work)
 	for (i = 0; i < comm->nranks; i++) {
 		struct kcoll_conn *conn = &comm->conns[i];
 
-		if (READ_ONCE(conn->lost) && !conn->lost_notified) {
+		/* Peers leave as a matter of course while we close: not news. */
+		if (READ_ONCE(conn->lost) && !conn->lost_notified && !comm->closing) {
 			conn->lost_notified = true;
 			kcoll_genl_notify_peer_lost(comm, i, comm->lost_err);
 		}
@@ -599,6 +600,7 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	/* The counters as the owner left them, before tear-down cancels the rest. */
 	mutex_lock(&comm->lock);
 	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_DEL);
+	comm->closing = true;
 	mutex_unlock(&comm->lock);
 
 	/*
