@@ -228,9 +228,16 @@ vm-shellcheck:
 #   make check-lib-install  install-lib into a scratch DESTDIR and build the
 #                      README example (selftests/lib/example.c) with pkg-config
 #
-# Debian packages: libjson-c-dev, pkg-config (already in deps).
+# Debian packages: libjson-c-dev, libnl-genl-3-dev, pkg-config (in deps).
+#
+# collctl talks to the module's generic netlink family with libnl-genl-3;
+# its netlink, formatting and explain parts (tools/collctl_*.c) are also
+# linked into selftests/lib/test_collctl.
 
 COLL_SOVERSION := 1
+LIBNL_CFLAGS := $(or $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null),-I/usr/include/libnl3)
+LIBNL_LIBS := $(or $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null),-lnl-genl-3 -lnl-3)
+COLLCTL_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(wildcard tools/collctl_*.c)))
 COLL_VERSION := 0.1.0
 COLL_LIBDIR := $(BUILD)/lib$(if $(filter 1,$(SAN)),-san)
 COLL_SRCS := $(sort $(wildcard lib/*.c))
@@ -253,6 +260,8 @@ MANDIR ?= $(PREFIX)/share/man
 
 $(COLL_OBJS) $(COLL_PIC_OBJS) $(OBJDIR)/tools/coll_perf.o $(OBJDIR)/tools/collctl.o \
 	$(LIB_TESTS:%=%.o) $(OBJDIR)/selftests/lib/vm_async.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
+$(OBJDIR)/tools/collctl.o $(COLLCTL_PARTS) $(OBJDIR)/selftests/lib/test_collctl.o: \
+	CFLAGS_US += -I$(TOP)/tools $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
 $(LIB_TESTS:%=%.o): | $(KSFT_DIR)/kselftest_harness.h
 
 $(OBJDIR)/lib/pic/%.o: lib/%.c
@@ -281,9 +290,13 @@ $(COLL_PERF): $(OBJDIR)/tools/coll_perf.o $(COLL_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 
-$(COLLCTL): $(OBJDIR)/tools/collctl.o $(COLL_A) $(ALGO_LIB)
+$(COLLCTL): $(OBJDIR)/tools/collctl.o $(COLLCTL_PARTS) $(COLL_A) $(ALGO_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
+
+# collctl's parsers and formatters under test; it also runs collctl itself.
+$(OBJDIR)/selftests/lib/test_collctl: $(COLLCTL_PARTS) $(ALGO_LIB)
+$(OBJDIR)/selftests/lib/test_collctl: LDFLAGS_US += $(LIBNL_LIBS)
 
 # The end-to-end programs of the virtual cluster (selftests/lib/vm_e2e.sh).
 LIB_VM_TESTS := $(OBJDIR)/selftests/lib/vm_async
@@ -295,10 +308,10 @@ $(OBJDIR)/selftests/lib/%: $(OBJDIR)/selftests/lib/%.o $(COLL_A)
 libcoll: $(COLL_SO) $(COLL_A) $(COLL_PC)
 coll-tools: $(COLL_PERF) $(COLLCTL) $(LIB_VM_TESTS)
 
-check-lib: $(LIB_TESTS)
+check-lib: $(LIB_TESTS) $(COLLCTL)
 	@fail=0; for t in $(LIB_TESTS); do \
 		echo "# running $${t#$(TOP)/}"; \
-		COLL_TEST_DATA=$(TOP)/selftests/lib/data $$t || fail=1; \
+		COLL_TEST_DATA=$(TOP)/selftests/lib/data COLLCTL_BIN=$(COLLCTL) $$t || fail=1; \
 	done; exit $$fail
 
 install-lib: libcoll
@@ -325,13 +338,20 @@ install-tools: coll-tools $(COLL_SIM)
 install: install-lib install-tools
 
 # End to end in the virtual cluster: every op checked by coll-perf, the
-# asynchronous API, collctl, a mismatch that must be caught (needs root,
-# see issue5).  KCOLL_VM_ARGS adds runner options (e.g. "-k 2").
+# asynchronous API, collctl (with the netlink family), a mismatch that
+# must be caught, then rmmod (the family and device go cleanly; needs
+# root, see issue5).  KCOLL_VM_ARGS adds runner options (e.g. "-k 2").
 KCOLL_VM_ARGS ?=
 .PHONY: check-vm-lib
 check-vm-lib: module coll-tools
-	$(KCOLL_VM) run -n 2 -t 1200 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko -- \
+	$(KCOLL_VM) run -n 2 -t 1200 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod -- \
 		$(TOP)/selftests/lib/vm_e2e.sh
+
+# The same on the 6.12 kernel (module built by module-6.12).
+.PHONY: check-vm-lib-6.12
+check-vm-lib-6.12: module-6.12 coll-tools
+	$(KCOLL_VM) run -n 2 -t 1200 --kernel 6.12 $(KCOLL_VM_ARGS) \
+		--module $(BUILD)/kmod-6.12/kcoll.ko --rmmod -- $(TOP)/selftests/lib/vm_e2e.sh
 
 # make install-lib into a scratch DESTDIR, build selftests/lib/example.c
 # with `pkg-config --cflags --libs libcoll` from there, run it (without
@@ -571,12 +591,12 @@ deps:
 
 # ---------------------------------------------------------------- checks
 checkpatch: $(CHECKPATCH)
-	$(CHECKPATCH) --no-tree -f --strict $(wildcard kmod/*.c kmod/*.h) uapi/linux/kcoll.h
+	$(CHECKPATCH) --no-tree -f --strict $(wildcard kmod/*.c kmod/*.h uapi/linux/*.h)
 
 # ---------------------------------------------------------------- lint
 # Every gate fails on any finding; what a gate deliberately ignores is
 # listed, each with its reason, in selftests/lint/.
-KC_LINT_KFILES = $(wildcard kmod/*.c kmod/*.h algo/*.c algo/*.h) uapi/linux/kcoll.h
+KC_LINT_KFILES = $(wildcard kmod/*.c kmod/*.h algo/*.c algo/*.h uapi/linux/*.h)
 KC_LINT_USFILES = $(wildcard algo/*.c lib/*.c tools/*.c tools/sim/*.c selftests/*/*.c)
 KC_CP_IGNORE = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' \
 	$(TOP)/selftests/lint/checkpatch.ignore | paste -sd, -)
@@ -627,14 +647,15 @@ lint-checkpatch: $(CHECKPATCH)
 lint-sparse:
 	$(call kc_kwarn,sparse,6.1,$(KDIR),C=2 CHECK=sparse)
 
-# The uapi header alone, as user space sees it: strict C90 and C++.
+# Each uapi header alone, as user space sees it: strict C90 and C++.
 lint-uapi:
-	@for std in "-x c -std=c90 -pedantic-errors" "-x c -std=c11 -pedantic-errors" \
+	@for h in $(wildcard uapi/linux/*.h); do \
+	for std in "-x c -std=c90 -pedantic-errors" "-x c -std=c11 -pedantic-errors" \
 		    "-x c++ -std=c++11 -pedantic-errors"; do \
-		echo '#include "uapi/linux/kcoll.h"' | \
+		echo "#include \"$$h\"" | \
 		$(CC) $$std -Wall -Wextra -Werror \
-			-I$(TOP) -fsyntax-only - || { echo "lint-uapi: failed with $$std" >&2; exit 1; }; \
-	done; echo "  uapi/linux/kcoll.h: alone in C90, C11 and C++11: ok"
+			-I$(TOP) -fsyntax-only - || { echo "lint-uapi: $$h failed with $$std" >&2; exit 1; }; \
+	done; echo "  $$h: alone in C90, C11 and C++11: ok"; done
 
 lint-cppcheck:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance --inline-suppr \

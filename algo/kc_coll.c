@@ -340,8 +340,15 @@ static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc
 			      const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err,
 			      u32 errlen, bool explicit)
 {
+	return kc_plan_build_model(t, rank, op, cfg, NULL, out, err, errlen);
+}
+
+int kc_plan_build_model(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
+			const struct kc_algo_cfg *cfg, const struct kc_cost_model *model,
+			struct kc_plan **out, char *err, u32 errlen)
+{
 	struct kc_coll_ctx c = { .topo = t, .op = op, .cfg = cfg, .rank = rank,
-				 .err = err, .errlen = errlen };
+				 .err = err, .errlen = errlen, .model = model };
 	const struct kc_algo_ops *special;
 	struct kc_range *a2a_mem = NULL;
 	struct kc_builder b = { 0 };
@@ -376,10 +383,11 @@ static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc
 	 * Resolve the automatic levels by the cost model for the whole
 	 * operation first, so that the whole-operation builders (Pipeline,
 	 * AHC) compete with per-level choices.  The choice depends only on
-	 * the topology and the op, so every rank makes the same one.
+	 * the topology, the op and the link model, so every rank that has the
+	 * same model makes the same one.
 	 */
 	if (any_auto && t->nranks > 1) {
-		kc_select_cfg(t, op, cfg, NULL, &chosen);
+		kc_select_cfg(t, op, cfg, model, &chosen);
 		cfg = &chosen;
 		c.cfg = cfg;
 	}

@@ -21,6 +21,8 @@
 #include "kc_algo.h"
 #include "kc_topo.h"
 
+struct kc_cost_model;
+
 #define KC_OP_F_INPLACE	0x1
 
 struct kc_op_desc {
@@ -57,6 +59,7 @@ struct kc_coll_ctx {
 	 */
 	struct kc_region work;
 	struct kc_a2a a2a;		/* AlltoAll(v): over all ranks */
+	const struct kc_cost_model *model;	/* for AUTO levels; NULL: kc_cost_default */
 	char *err;			/* message for a human, may be NULL */
 	u32 errlen;
 };
@@ -95,6 +98,15 @@ int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op
 int kc_plan_build_explicit(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
 			   const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err,
 			   u32 errlen);
+
+/*
+ * kc_plan_build() with the AUTO levels chosen on link model @model (NULL:
+ * kc_cost_default, which is what kc_plan_build() uses).  Every rank of a
+ * communicator must pass the same model, or they choose differently.
+ */
+int kc_plan_build_model(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
+			const struct kc_algo_cfg *cfg, const struct kc_cost_model *model,
+			struct kc_plan **out, char *err, u32 errlen);
 
 /* The default composition over the effective levels (kc_hier.c). */
 int kc_hier_build(struct kc_builder *b, const struct kc_coll_ctx *c);

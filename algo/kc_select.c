@@ -67,7 +67,7 @@ u32 kc_select_level(const struct kc_coll_ctx *c, u32 cfg_level, u32 group_size)
 		if (a && a->build)
 			flat.algo[l] = KCOLL_ALGO_AUTO;
 	}
-	kc_cost_resolve(c->topo, c->op->op, kc_cost_bytes(c->op, c->topo->nranks), &flat, NULL,
-			&out);
+	kc_cost_resolve(c->topo, c->op->op, kc_cost_bytes(c->op, c->topo->nranks), &flat,
+			c->model, &out);
 	return out.algo[cfg_level] ? out.algo[cfg_level] : KCOLL_ALGO_RING;
 }

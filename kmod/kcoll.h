@@ -31,9 +31,11 @@
 #include <rdma/rdma_cm.h>
 
 #include "kc_coll.h"
+#include "kc_cost.h"
 #include "kc_exec.h"
 #include "kc_topo.h"
 #include "uapi/linux/kcoll.h"
+#include "uapi/linux/kcoll_genl.h"
 
 #define KCOLL_MAX_RANKS		4096
 #define KCOLL_MAX_INFLIGHT	1024
@@ -46,6 +48,16 @@ struct kcoll_algo_sel {
 	struct kc_algo_cfg op[KCOLL_OP_COUNT];
 };
 
+/*
+ * One level's links for automatic selection, in the units an operator
+ * knows: latency, link and reduction throughput in Gbit/s (10^9 bit/s).
+ */
+struct kcoll_link_tun {
+	u32 alpha_ns;
+	u32 gbps;
+	u32 reduce_gbps;
+};
+
 struct kcoll_tunables {
 	u32 chunk_bytes;
 	u32 slots;
@@ -53,6 +65,8 @@ struct kcoll_tunables {
 	u32 connect_timeout_ms;
 	char algo[KCOLL_ALGO_STR_MAX];
 	struct kcoll_algo_sel sel;
+	struct kcoll_link_tun link[KCOLL_LEVEL_COUNT];
+	u32 conv_pct;			/* level-2 convergence ratio C, percent */
 };
 
 #define KCOLL_CHUNK_MIN		4096u
@@ -61,6 +75,11 @@ struct kcoll_tunables {
 #define KCOLL_SLOTS_MAX		64u
 #define KCOLL_TIMEOUT_MIN	10u
 #define KCOLL_TIMEOUT_MAX	3600000u
+#define KCOLL_ALPHA_NS_MAX	10000000u	/* 10 ms */
+#define KCOLL_GBPS_MIN		1u
+#define KCOLL_GBPS_MAX		1000000u
+#define KCOLL_CONV_PCT_MIN	100u		/* C >= 1 */
+#define KCOLL_CONV_PCT_MAX	100000u
 
 /* A consistent copy of the current defaults. */
 void kcoll_tunables_get(struct kcoll_tunables *t);
@@ -68,6 +87,8 @@ int kcoll_algo_parse(const char *s, struct kcoll_algo_sel *sel);
 int kcoll_check_chunk(u32 v);
 int kcoll_check_slots(u32 v);
 int kcoll_check_timeout(u32 v);
+/* The cost model (algo/kc_cost.h) the link tunables in @t describe. */
+void kcoll_tunables_model(const struct kcoll_tunables *t, struct kc_cost_model *m);
 
 extern const struct attribute_group *kcoll_sysfs_groups[];
 
@@ -149,6 +170,7 @@ struct kcoll_conn {
 	bool stopped;			/* disconnected and drained */
 	bool lost;			/* the peer disconnected (cm handler) */
 	bool departed;			/* lost and drained: all it sent is here */
+	bool lost_notified;		/* the peer-lost event went out */
 	int cm_err;
 	u32 nrx;
 	struct kcoll_rx *rx;		/* [nrx] */
@@ -195,12 +217,24 @@ struct kcoll_task {
 	struct kc_exec ex;
 	bool ex_ready;
 	u64 start_ns;
+	u8 algo[KCOLL_LEVEL_COUNT];	/* what the plan runs per level, for observers */
 	struct kcoll_completion cpl;
 };
 
 void kcoll_op_destroy(struct kcoll_task *op);
 
 /* ---------------------------------------------------------- communicator */
+
+/* A completed operation as observers see it (KCOLL_A_COMM_LAST_OP). */
+struct kcoll_lastop {
+	u64 id;
+	u64 count;
+	u64 bytes;
+	u64 duration_ns;
+	u32 op;
+	u32 status;			/* positive errno, 0: success */
+	u8 algo[KCOLL_LEVEL_COUNT];
+};
 
 struct kcoll_comm {
 	u64 id;
@@ -240,6 +274,17 @@ struct kcoll_comm {
 	struct work_struct lost_work;	/* a peer left: does the op need it? */
 	u64 ops_done;
 	u64 bytes_done;
+	u64 ops_failed;
+	u64 ops_timed_out;
+	bool fail_notified;		/* the op-failure event went out */
+	bool closing;			/* destroyed: no more events about it */
+	struct kcoll_lastop last[KCOLL_GENL_LAST_OPS];	/* ring of the last ops */
+	u32 last_next;			/* slot the next completion takes */
+	u32 last_n;			/* valid entries */
+
+	/* for observers and automatic selection; fixed at creation */
+	pid_t pid;			/* tgid of the creator */
+	struct kc_cost_model model;	/* sysfs link model for automatic selection */
 };
 
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
@@ -253,6 +298,27 @@ int kcoll_comm_reap(struct kcoll_comm *comm, struct kcoll_completion *out, u32 m
 		    bool wait, u32 timeout_ms, u32 *count);
 void kcoll_comm_abort(struct kcoll_comm *comm);
 void kcoll_comms_remove_device(struct ib_device *ibdev);
+/*
+ * Call @fill on the communicator of least id above *@after with
+ * kcoll_comms_lock and comm->lock held, and set *@after to its id.
+ * Returns 1 when one was visited (0 when none is left) or fill's error.
+ */
+int kcoll_comm_visit_next(u64 *after, int (*fill)(struct kcoll_comm *comm, void *arg),
+			  void *arg);
+/* The same for the communicator @id; -ENOENT when there is none. */
+int kcoll_comm_visit(u64 id, int (*fill)(struct kcoll_comm *comm, void *arg), void *arg);
+/* enum kcoll_comm_state, enum kcoll_peer_state of @peer.  comm->lock held. */
+u32 kcoll_comm_state(const struct kcoll_comm *comm);
+u32 kcoll_peer_state(const struct kcoll_comm *comm, u32 peer);
+
+/* ------------------------------------------------------ generic netlink */
+
+int kcoll_genl_init(void);
+void kcoll_genl_exit(void);
+/* Notifications on the "events" group; cheap when nobody listens. */
+void kcoll_genl_notify_comm(struct kcoll_comm *comm, u8 cmd);
+void kcoll_genl_notify_op_fail(struct kcoll_comm *comm, const struct kcoll_lastop *op);
+void kcoll_genl_notify_peer_lost(struct kcoll_comm *comm, u32 peer, int err);
 
 /* ---------------------------------------------------------------- file */
 

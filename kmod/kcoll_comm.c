@@ -70,6 +70,37 @@ void kcoll_op_destroy(struct kcoll_task *op)
 	kfree(op);
 }
 
+/* Keep the operation in the ring of the last ones, count it, report a failure. */
+static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_task *op)
+{
+	struct kcoll_lastop *l = &comm->last[comm->last_next];
+	int status = op->cpl.status;
+
+	l->id = op->id;
+	l->op = op->desc.op;
+	l->count = op->desc.count;
+	l->bytes = op->cpl.bytes;
+	l->status = status < 0 ? -status : 0;
+	l->duration_ns = op->start_ns ? op->cpl.complete_ns - op->start_ns : 0;
+	memcpy(l->algo, op->algo, sizeof(l->algo));
+	comm->last_next = (comm->last_next + 1) % ARRAY_SIZE(comm->last);
+	if (comm->last_n < ARRAY_SIZE(comm->last))
+		comm->last_n++;
+
+	comm->ops_done++;
+	comm->bytes_done += op->cpl.bytes;
+	if (!status)
+		return;
+	comm->ops_failed++;
+	if (status == -ETIMEDOUT)
+		comm->ops_timed_out++;
+	/* Only the first: a failed communicator fails everything after it. */
+	if (status != -ECANCELED && !comm->fail_notified && !comm->closing) {
+		comm->fail_notified = true;
+		kcoll_genl_notify_op_fail(comm, l);
+	}
+}
+
 static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_task *op, int status)
 {
 	op->cpl.status = status;
@@ -78,8 +109,7 @@ static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_task *op, in
 		op->cpl.bytes = op->ex.bytes_sent + op->ex.bytes_received;
 	kcoll_op_free(op);
 	list_add_tail(&op->node, &comm->done);
-	comm->ops_done++;
-	comm->bytes_done += op->cpl.bytes;
+	kcoll_op_account(comm, op);
 	pr_debug("comm %llu: op %llu done: %d\n", comm->id, op->id, status);
 	if (comm->efd)
 		kcoll_eventfd_signal(comm->efd);
@@ -207,9 +237,19 @@ void kcoll_comm_lost(struct kcoll_comm *comm, int err)
 static void kcoll_comm_lost_work(struct work_struct *work)
 {
 	struct kcoll_comm *comm = container_of(work, struct kcoll_comm, lost_work);
+	u32 i;
 
 	kcoll_conns_stop_lost(comm);
 	mutex_lock(&comm->lock);
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		/* Peers leave as a matter of course while we close: not news. */
+		if (READ_ONCE(conn->lost) && !conn->lost_notified && !comm->closing) {
+			conn->lost_notified = true;
+			kcoll_genl_notify_peer_lost(comm, i, comm->lost_err);
+		}
+	}
 	if (comm->active && !comm->dead)
 		kcoll_op_peers_gone(comm, comm->active);
 	kcoll_comm_advance(comm);
@@ -265,6 +305,7 @@ static void kcoll_comm_timeout_work(struct work_struct *work)
 int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op)
 {
 	int ret = 0;
+	u32 i;
 
 	mutex_lock(&comm->lock);
 	if (comm->err || comm->lost_err) {
@@ -281,6 +322,9 @@ int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op)
 	op->cpl.op_id = op->id;
 	op->cpl.cookie = op->cookie;
 	op->cpl.submit_ns = ktime_get_ns();
+	if (op->plan)
+		for (i = 0; i < KCOLL_LEVEL_COUNT; i++)
+			op->algo[i] = op->plan->algo[i];
 	comm->nops++;
 	list_add_tail(&op->node, &comm->queued);
 	if (!comm->active)
@@ -464,6 +508,8 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	comm->connect_timeout_ms = arg->connect_timeout_ms ? arg->connect_timeout_ms :
 				   tun->connect_timeout_ms;
 	comm->sel = tun->sel;
+	kcoll_tunables_model(tun, &comm->model);
+	comm->pid = task_tgid_nr(current);
 	ret = kcoll_check_chunk(comm->chunk_bytes) ?: kcoll_check_slots(comm->slots) ?:
 	      kcoll_check_timeout(comm->timeout_ms) ?:
 	      kcoll_check_timeout(comm->connect_timeout_ms);
@@ -518,6 +564,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 			goto err_unlist;
 	}
 	pr_debug("comm %llu: rank %u of %u up\n", comm->id, comm->rank, comm->nranks);
+	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_NEW);
 	kfree(tun);
 	return comm;
 
@@ -549,6 +596,12 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	mutex_lock(&kcoll_comms_lock);
 	list_del(&comm->node);
 	mutex_unlock(&kcoll_comms_lock);
+
+	/* The counters as the owner left them, before tear-down cancels the rest. */
+	mutex_lock(&comm->lock);
+	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_DEL);
+	comm->closing = true;
+	mutex_unlock(&comm->lock);
 
 	/*
 	 * Let posted sends (the credits for the peers' last messages above
@@ -606,4 +659,82 @@ void kcoll_comms_remove_device(struct ib_device *ibdev)
 		kcoll_rdma_remove_device(comm, ibdev);
 	}
 	mutex_unlock(&kcoll_comms_lock);
+}
+
+/* ------------------------------------------------------------ observers */
+
+u32 kcoll_comm_state(const struct kcoll_comm *comm)
+{
+	if (comm->err)
+		return KCOLL_COMM_STATE_FAILED;
+	if (comm->lost_err)
+		return KCOLL_COMM_STATE_PEER_LOST;
+	return KCOLL_COMM_STATE_READY;
+}
+
+u32 kcoll_peer_state(const struct kcoll_comm *comm, u32 peer)
+{
+	const struct kcoll_conn *conn = &comm->conns[peer];
+
+	if (READ_ONCE(conn->lost))
+		return KCOLL_PEER_STATE_LOST;
+	switch (READ_ONCE(conn->state)) {
+	case KCOLL_CONN_CONNECTING:
+		return KCOLL_PEER_STATE_CONNECTING;
+	case KCOLL_CONN_UP:
+		return KCOLL_PEER_STATE_UP;
+	case KCOLL_CONN_FAILED:
+		return KCOLL_PEER_STATE_FAILED;
+	case KCOLL_CONN_CLOSED:
+		return KCOLL_PEER_STATE_CLOSED;
+	}
+	return KCOLL_PEER_STATE_IDLE;
+}
+
+static int kcoll_comm_visit_locked(struct kcoll_comm *comm,
+				   int (*fill)(struct kcoll_comm *comm, void *arg), void *arg)
+{
+	int ret;
+
+	mutex_lock(&comm->lock);
+	ret = fill(comm, arg);
+	mutex_unlock(&comm->lock);
+	return ret;
+}
+
+int kcoll_comm_visit_next(u64 *after, int (*fill)(struct kcoll_comm *comm, void *arg),
+			  void *arg)
+{
+	struct kcoll_comm *comm, *next = NULL;
+	int ret = 0;
+
+	mutex_lock(&kcoll_comms_lock);
+	list_for_each_entry(comm, &kcoll_comms, node)
+		if (comm->id > *after && (!next || comm->id < next->id))
+			next = comm;
+	if (next) {
+		ret = kcoll_comm_visit_locked(next, fill, arg);
+		if (!ret) {
+			*after = next->id;
+			ret = 1;
+		}
+	}
+	mutex_unlock(&kcoll_comms_lock);
+	return ret;
+}
+
+int kcoll_comm_visit(u64 id, int (*fill)(struct kcoll_comm *comm, void *arg), void *arg)
+{
+	struct kcoll_comm *comm;
+	int ret = -ENOENT;
+
+	mutex_lock(&kcoll_comms_lock);
+	list_for_each_entry(comm, &kcoll_comms, node) {
+		if (comm->id == id) {
+			ret = kcoll_comm_visit_locked(comm, fill, arg);
+			break;
+		}
+	}
+	mutex_unlock(&kcoll_comms_lock);
+	return ret;
 }

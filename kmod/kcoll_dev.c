@@ -417,8 +417,8 @@ static int kcoll_prepare(struct kcoll_file *kf, struct kcoll_comm *comm, struct 
 	if (kcoll_inplace(&op->desc, comm->rank, &s, &r))
 		op->desc.flags |= KC_OP_F_INPLACE;
 
-	ret = kc_plan_build(&comm->topo, comm->rank, &op->desc,
-			    &comm->sel.op[op->desc.op], &op->plan, err, sizeof(err));
+	ret = kc_plan_build_model(&comm->topo, comm->rank, &op->desc, &comm->sel.op[op->desc.op],
+				  &comm->model, &op->plan, err, sizeof(err));
 	if (ret)
 		goto msg;
 

@@ -3,8 +3,10 @@
  * kcoll: collective communication over RDMA.  Module entry points.
  *
  * At load time it checks that an integer and a floating-point reduction
- * give the expected result, then registers the ib_client (RDMA devices)
- * and the misc device /dev/kcoll.  Opening the device holds a module
+ * give the expected result, then registers the ib_client (RDMA devices),
+ * the generic netlink family "kcoll" and the misc device /dev/kcoll; the
+ * family goes before the device and after it on exit, so no communicator
+ * ever exists without it.  Opening the device holds a module
  * reference, so rmmod is refused while any communicator exists.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -71,18 +73,26 @@ static int __init kcoll_init(void)
 	ret = kcoll_rdma_init();
 	if (ret)
 		return ret;
+	ret = kcoll_genl_init();
+	if (ret)
+		goto err_rdma;
 	ret = kcoll_dev_init();
-	if (ret) {
-		kcoll_rdma_exit();
-		return ret;
-	}
+	if (ret)
+		goto err_genl;
 	pr_info("version %s loaded\n", KCOLL_VERSION);
 	return 0;
+
+err_genl:
+	kcoll_genl_exit();
+err_rdma:
+	kcoll_rdma_exit();
+	return ret;
 }
 
 static void __exit kcoll_exit(void)
 {
 	kcoll_dev_exit();
+	kcoll_genl_exit();
 	kcoll_rdma_exit();
 	pr_info("unloaded\n");
 }

@@ -4,6 +4,10 @@
  * of the misc device (/sys/class/misc/kcoll/) change them at run time.
  * New communicators copy them at creation; running ones are unaffected.
  * A write that does not validate returns -EINVAL and changes nothing.
+ *
+ * The link model (levelN_alpha_ns, levelN_gbps, levelN_reduce_gbps,
+ * level2_conv_pct) is what automatic selection ranks algorithms on; its
+ * defaults are algo/kc_cost.c's kc_cost_default in these units.
  */
 #include <linux/device.h>
 #include <linux/kernel.h>
@@ -22,6 +26,13 @@ static struct kcoll_tunables kcoll_tun = {
 	.timeout_ms = 30000,
 	.connect_timeout_ms = 30000,
 	.algo = "",
+	/* = kc_cost_default: 1 us / 50 GB/s, 5 us / 25 GB/s, 10 GB/s reduce */
+	.link = {
+		[KCOLL_LEVEL0] = { .alpha_ns = 1000, .gbps = 400, .reduce_gbps = 80 },
+		[KCOLL_LEVEL1] = { .alpha_ns = 5000, .gbps = 200, .reduce_gbps = 80 },
+		[KCOLL_LEVEL2] = { .alpha_ns = 5000, .gbps = 200, .reduce_gbps = 80 },
+	},
+	.conv_pct = 100,
 };
 
 int kcoll_check_chunk(u32 v)
@@ -39,6 +50,39 @@ int kcoll_check_slots(u32 v)
 int kcoll_check_timeout(u32 v)
 {
 	return v >= KCOLL_TIMEOUT_MIN && v <= KCOLL_TIMEOUT_MAX ? 0 : -EINVAL;
+}
+
+static int kcoll_check_alpha(u32 v)
+{
+	return v <= KCOLL_ALPHA_NS_MAX ? 0 : -EINVAL;
+}
+
+static int kcoll_check_gbps(u32 v)
+{
+	return v >= KCOLL_GBPS_MIN && v <= KCOLL_GBPS_MAX ? 0 : -EINVAL;
+}
+
+static int kcoll_check_conv(u32 v)
+{
+	return v >= KCOLL_CONV_PCT_MIN && v <= KCOLL_CONV_PCT_MAX ? 0 : -EINVAL;
+}
+
+/* Femtoseconds per byte at @gbps Gbit/s: 8 bits * 10^15 fs / (gbps * 10^9). */
+static u64 kcoll_fs_per_byte(u32 gbps)
+{
+	return DIV_ROUND_CLOSEST_ULL(8000000ull, gbps);
+}
+
+void kcoll_tunables_model(const struct kcoll_tunables *t, struct kc_cost_model *m)
+{
+	u32 l;
+
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		m->lv[l].alpha = (u64)t->link[l].alpha_ns * 1000000ull;
+		m->lv[l].beta = kcoll_fs_per_byte(t->link[l].gbps);
+		m->lv[l].gamma = kcoll_fs_per_byte(t->link[l].reduce_gbps);
+	}
+	m->conv_q8 = DIV_ROUND_CLOSEST(t->conv_pct * 256, 100);
 }
 
 void kcoll_tunables_get(struct kcoll_tunables *t)
@@ -103,11 +147,52 @@ struct kcoll_u32_tunable {
 };
 
 static struct kcoll_u32_tunable kcoll_tun_chunk = { &kcoll_tun.chunk_bytes, kcoll_check_chunk };
+
 static struct kcoll_u32_tunable kcoll_tun_slots = { &kcoll_tun.slots, kcoll_check_slots };
+
 static struct kcoll_u32_tunable kcoll_tun_timeout = { &kcoll_tun.timeout_ms, kcoll_check_timeout };
+
 static struct kcoll_u32_tunable kcoll_tun_ctimeout = {
 	&kcoll_tun.connect_timeout_ms, kcoll_check_timeout
 };
+
+static struct kcoll_u32_tunable kcoll_tun_l0_alpha = {
+	&kcoll_tun.link[KCOLL_LEVEL0].alpha_ns, kcoll_check_alpha
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l0_gbps = {
+	&kcoll_tun.link[KCOLL_LEVEL0].gbps, kcoll_check_gbps
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l0_red = {
+	&kcoll_tun.link[KCOLL_LEVEL0].reduce_gbps, kcoll_check_gbps
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l1_alpha = {
+	&kcoll_tun.link[KCOLL_LEVEL1].alpha_ns, kcoll_check_alpha
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l1_gbps = {
+	&kcoll_tun.link[KCOLL_LEVEL1].gbps, kcoll_check_gbps
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l1_red = {
+	&kcoll_tun.link[KCOLL_LEVEL1].reduce_gbps, kcoll_check_gbps
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l2_alpha = {
+	&kcoll_tun.link[KCOLL_LEVEL2].alpha_ns, kcoll_check_alpha
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l2_gbps = {
+	&kcoll_tun.link[KCOLL_LEVEL2].gbps, kcoll_check_gbps
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l2_red = {
+	&kcoll_tun.link[KCOLL_LEVEL2].reduce_gbps, kcoll_check_gbps
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l2_conv = { &kcoll_tun.conv_pct, kcoll_check_conv };
 
 static int kcoll_param_set_u32(const char *val, const struct kernel_param *kp)
 {
@@ -136,6 +221,28 @@ module_param_cb(timeout_ms, &kcoll_param_ops_u32, &kcoll_tun_timeout, 0444);
 MODULE_PARM_DESC(timeout_ms, "operation timeout in ms, 10..3600000 (default 30000)");
 module_param_cb(connect_timeout_ms, &kcoll_param_ops_u32, &kcoll_tun_ctimeout, 0444);
 MODULE_PARM_DESC(connect_timeout_ms, "connection set-up timeout in ms (default 30000)");
+
+/* The link model of automatic selection; see sysfs-class-misc-kcoll. */
+module_param_cb(level0_alpha_ns, &kcoll_param_ops_u32, &kcoll_tun_l0_alpha, 0444);
+MODULE_PARM_DESC(level0_alpha_ns, "level-0 (in-server) latency in ns, 0..10000000 (default 1000)");
+module_param_cb(level0_gbps, &kcoll_param_ops_u32, &kcoll_tun_l0_gbps, 0444);
+MODULE_PARM_DESC(level0_gbps, "level-0 link bandwidth in Gbit/s, 1..1000000 (default 400)");
+module_param_cb(level0_reduce_gbps, &kcoll_param_ops_u32, &kcoll_tun_l0_red, 0444);
+MODULE_PARM_DESC(level0_reduce_gbps, "level-0 reduction throughput in Gbit/s (default 80)");
+module_param_cb(level1_alpha_ns, &kcoll_param_ops_u32, &kcoll_tun_l1_alpha, 0444);
+MODULE_PARM_DESC(level1_alpha_ns, "level-1 (between servers) latency in ns (default 5000)");
+module_param_cb(level1_gbps, &kcoll_param_ops_u32, &kcoll_tun_l1_gbps, 0444);
+MODULE_PARM_DESC(level1_gbps, "level-1 link bandwidth in Gbit/s (default 200)");
+module_param_cb(level1_reduce_gbps, &kcoll_param_ops_u32, &kcoll_tun_l1_red, 0444);
+MODULE_PARM_DESC(level1_reduce_gbps, "level-1 reduction throughput in Gbit/s (default 80)");
+module_param_cb(level2_alpha_ns, &kcoll_param_ops_u32, &kcoll_tun_l2_alpha, 0444);
+MODULE_PARM_DESC(level2_alpha_ns, "level-2 (between super pods) latency in ns (default 5000)");
+module_param_cb(level2_gbps, &kcoll_param_ops_u32, &kcoll_tun_l2_gbps, 0444);
+MODULE_PARM_DESC(level2_gbps, "level-2 link bandwidth in Gbit/s (default 200)");
+module_param_cb(level2_reduce_gbps, &kcoll_param_ops_u32, &kcoll_tun_l2_red, 0444);
+MODULE_PARM_DESC(level2_reduce_gbps, "level-2 reduction throughput in Gbit/s (default 80)");
+module_param_cb(level2_conv_pct, &kcoll_param_ops_u32, &kcoll_tun_l2_conv, 0444);
+MODULE_PARM_DESC(level2_conv_pct, "level-2 convergence ratio C in percent, 100..100000 (default 100)");
 
 static int kcoll_param_set_algo(const char *val, const struct kernel_param *kp)
 {
@@ -198,6 +305,23 @@ static struct kcoll_u32_attr kcoll_attr_ctimeout = {
 	__ATTR(connect_timeout_ms, 0644, kcoll_u32_show, kcoll_u32_store), &kcoll_tun_ctimeout
 };
 
+/* The link model, one attribute per number. */
+#define KCOLL_U32_ATTR(_name, _tun) \
+	struct kcoll_u32_attr kcoll_attr_##_name = { \
+		__ATTR(_name, 0644, kcoll_u32_show, kcoll_u32_store), &(_tun) \
+	}
+
+static KCOLL_U32_ATTR(level0_alpha_ns, kcoll_tun_l0_alpha);
+static KCOLL_U32_ATTR(level0_gbps, kcoll_tun_l0_gbps);
+static KCOLL_U32_ATTR(level0_reduce_gbps, kcoll_tun_l0_red);
+static KCOLL_U32_ATTR(level1_alpha_ns, kcoll_tun_l1_alpha);
+static KCOLL_U32_ATTR(level1_gbps, kcoll_tun_l1_gbps);
+static KCOLL_U32_ATTR(level1_reduce_gbps, kcoll_tun_l1_red);
+static KCOLL_U32_ATTR(level2_alpha_ns, kcoll_tun_l2_alpha);
+static KCOLL_U32_ATTR(level2_gbps, kcoll_tun_l2_gbps);
+static KCOLL_U32_ATTR(level2_reduce_gbps, kcoll_tun_l2_red);
+static KCOLL_U32_ATTR(level2_conv_pct, kcoll_tun_l2_conv);
+
 static ssize_t algo_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	return kcoll_param_get_algo(buf, NULL);
@@ -218,6 +342,16 @@ static struct attribute *kcoll_attrs[] = {
 	&kcoll_attr_slots.attr.attr,
 	&kcoll_attr_timeout.attr.attr,
 	&kcoll_attr_ctimeout.attr.attr,
+	&kcoll_attr_level0_alpha_ns.attr.attr,
+	&kcoll_attr_level0_gbps.attr.attr,
+	&kcoll_attr_level0_reduce_gbps.attr.attr,
+	&kcoll_attr_level1_alpha_ns.attr.attr,
+	&kcoll_attr_level1_gbps.attr.attr,
+	&kcoll_attr_level1_reduce_gbps.attr.attr,
+	&kcoll_attr_level2_alpha_ns.attr.attr,
+	&kcoll_attr_level2_gbps.attr.attr,
+	&kcoll_attr_level2_reduce_gbps.attr.attr,
+	&kcoll_attr_level2_conv_pct.attr.attr,
 	NULL,
 };
 

@@ -3,6 +3,13 @@
  * collctl: look at and configure the kcoll module.
  *
  *   collctl [-j] show                    module, ABI, features, limits, tunables
+ *                                        and the communicators
+ *   collctl [-j] show COMM               one communicator: peers, counters,
+ *                                        last operations, link model
+ *   collctl [-j] explain --op OP --bytes N [--ranks P ...] [COMM]
+ *                                        algorithm per level, plan, predicted
+ *                                        time and why
+ *   collctl [-j] monitor [-c N] [-t S]   the module's events as they happen
  *   collctl [-j] config                  every sysfs tunable
  *   collctl [-j] config NAME [VALUE]     one tunable; with VALUE, write it
  *                                        (algo strings are checked first)
@@ -10,24 +17,35 @@
  *   collctl [-j] check-algo STRING       parse an HCCL_ALGO string, show the
  *                                        algorithm per operation and level
  *
- * The module is reached through the info ioctl of /dev/kcoll (libcoll) and
- * the attributes of /sys/class/misc/kcoll/.
+ * The module is reached through the info ioctl of /dev/kcoll (libcoll),
+ * the attributes of /sys/class/misc/kcoll/ and the generic netlink family
+ * "kcoll" (collctl_nl.c, libnl-genl-3).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <json-c/json.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coll.h"
+#include "collctl_explain.h"
+#include "collctl_fmt.h"
+#include "collctl_nl.h"
 #include "kc_cfg.h"
+#include "kc_topo.h"
 
 static const char *const tunables[] = {
 	"algo", "chunk_bytes", "slots", "timeout_ms", "connect_timeout_ms",
+	"level0_alpha_ns", "level0_gbps", "level0_reduce_gbps",
+	"level1_alpha_ns", "level1_gbps", "level1_reduce_gbps",
+	"level2_alpha_ns", "level2_gbps", "level2_reduce_gbps", "level2_conv_pct",
 };
 #define NTUN (sizeof(tunables) / sizeof(tunables[0]))
 
@@ -49,18 +67,46 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 "Usage: %s [OPTION]... COMMAND [ARG]...\n"
-"Show and configure the kcoll module (collective operations over RDMA).\n"
+"Show, explain, monitor and configure the kcoll module (collective operations\n"
+"over RDMA).\n"
 "\n"
 "Commands:\n"
 "  show                     the loaded module: version, ABI, features, supported\n"
 "                           operations, types, reductions and algorithms, limits\n"
-"                           and current defaults\n"
+"                           and current defaults; then one line per communicator\n"
+"                           (id, pid, rank/size, state, error, counters)\n"
+"  show COMM                communicator COMM (its id from 'show'): state,\n"
+"                           counters, each peer's connection, server and pod, the\n"
+"                           last 8 operations (algorithm run per level, bytes,\n"
+"                           time, status), its link model and algorithms\n"
+"  explain --op OP --bytes N [--ranks P] [--per-server K] [--servers-per-pod S]\n"
+"          [--algo STRING] [--rank R] [COMM]\n"
+"                           what the module runs for OP (allreduce, allgather,\n"
+"                           ...) of N bytes (the nccl-tests size; K, M, G\n"
+"                           suffixes, float elements): the algorithm per level,\n"
+"                           the plan's steps, the predicted time from the cost\n"
+"                           model and why it won over the other candidates.\n"
+"                           With COMM: that communicator's topology, link model\n"
+"                           and algorithms.  Without: P ranks (default 8), K per\n"
+"                           server (default 1), S servers per super pod (default\n"
+"                           all), the module's link model and algo from sysfs\n"
+"                           (built-in defaults when the module is not loaded)\n"
+"                           and --algo over the sysfs algo string\n"
+"  monitor [-c COUNT] [-t SECONDS]\n"
+"                           print the module's events as they happen\n"
+"                           (communicator created or destroyed, the first failed\n"
+"                           operation of a communicator, a peer lost) until\n"
+"                           SIGINT, COUNT events or SECONDS pass; -j: one JSON\n"
+"                           object per line\n"
 "  config                   every sysfs tunable and its value\n"
 "  config NAME              one tunable (algo, chunk_bytes, slots, timeout_ms,\n"
-"                           connect_timeout_ms)\n"
+"                           connect_timeout_ms, and the link model of automatic\n"
+"                           selection: level{0,1,2}_alpha_ns, level{0,1,2}_gbps,\n"
+"                           level{0,1,2}_reduce_gbps, level2_conv_pct)\n"
 "  config NAME VALUE        set it (root); an algo string is parsed here first\n"
 "                           and a bad one is reported with its position; ''\n"
-"                           (empty) makes algo automatic again\n"
+"                           (empty) makes algo automatic again; the module\n"
+"                           refuses a bad number and keeps the old value\n"
 "  check-ranktable FILE     validate a rank table (HCCL v1.0/v1.2) and list\n"
 "                           its ranks, servers and super pods\n"
 "  check-algo STRING        parse an HCCL_ALGO string and show the algorithm\n"
@@ -74,7 +120,7 @@ static void usage(FILE *f, const char *prog)
 "  -h, --help               this text\n"
 "\n"
 "Exit status: 0 on success, 1 on an error (the message says which), 2 on a\n"
-"usage error.\n", prog);
+"usage error; monitor -t: 1 when SECONDS passed before COUNT events.\n", prog);
 }
 
 static int out_json(json_object *o)
@@ -140,6 +186,82 @@ static int sysfs_missing(const struct ctl *c, int err)
 	return 1;
 }
 
+/* ------------------------------------------------ generic netlink family */
+
+static int nl_open(const struct ctl *c, struct cc_nl **nl)
+{
+	char err[256];
+	int ret = cc_nl_open(nl, err, sizeof(err));
+
+	if (ret)
+		fprintf(stderr, "%s: %s\n", c->prog, err);
+	return ret;
+}
+
+static int list_comms(const struct ctl *c, struct cc_comm **comms, size_t *n)
+{
+	struct cc_nl *nl;
+	char err[256];
+	int ret;
+
+	if (nl_open(c, &nl))
+		return -1;
+	ret = cc_nl_list(nl, comms, n, err, sizeof(err));
+	cc_nl_close(nl);
+	if (ret)
+		fprintf(stderr, "%s: listing communicators: %s\n", c->prog, err);
+	return ret;
+}
+
+static int parse_comm_id(const struct ctl *c, const char *s, uint64_t *id)
+{
+	char *end;
+
+	errno = 0;
+	*id = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-') {
+		fprintf(stderr, "%s: '%s' is not a communicator id (a number from "
+			"'collctl show')\n", c->prog, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int get_comm(const struct ctl *c, const char *arg, struct cc_comm *comm)
+{
+	struct cc_nl *nl;
+	char err[256];
+	uint64_t id;
+	int ret;
+
+	if (parse_comm_id(c, arg, &id))
+		return 2;
+	if (nl_open(c, &nl))
+		return 1;
+	ret = cc_nl_get(nl, id, comm, err, sizeof(err));
+	cc_nl_close(nl);
+	if (ret) {
+		fprintf(stderr, "%s: %s\n", c->prog, err);
+		return 1;
+	}
+	return 0;
+}
+
+static int show_comm(const struct ctl *c, const char *arg)
+{
+	struct cc_comm comm;
+	int ret = get_comm(c, arg, &comm);
+
+	if (ret)
+		return ret;
+	if (c->json)
+		out_json(cc_comm_json(&comm, true));
+	else
+		cc_print_comm(stdout, &comm);
+	cc_comm_release(&comm);
+	return 0;
+}
+
 static int cmd_show(const struct ctl *c, int argc, char **argv)
 {
 	struct coll_module_info mi;
@@ -148,17 +270,22 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 	unsigned i;
 	int ret;
 
-	if (argc > 0) {
-		fprintf(stderr, "%s: show %s: listing communicators needs the module's generic "
-			"netlink family 'kcoll', which this module does not provide yet\n",
-			c->prog, argv[0]);
-		return 1;
+	struct cc_comm *comms = NULL;
+	size_t ncomms = 0;
+
+	if (argc > 1) {
+		fprintf(stderr, "%s: show takes at most one COMM\n", c->prog);
+		return 2;
 	}
+	if (argc == 1)
+		return show_comm(c, argv[0]);
 	ret = coll_module_info(c->device, &mi);
 	if (ret) {
 		fprintf(stderr, "%s: %s\n", c->prog, coll_last_error());
 		return 1;
 	}
+	if (list_comms(c, &comms, &ncomms))
+		return 1;
 	if (c->json) {
 		json_object *f = json_object_new_array(), *t = json_object_new_object();
 
@@ -186,6 +313,11 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 		if (!read_attr(c, "algo", val, sizeof(val)))
 			json_object_object_add(t, "algo", json_object_new_string(val));
 		json_object_object_add(o, "defaults", t);
+		f = json_object_new_array();
+		for (i = 0; i < ncomms; i++)
+			json_object_array_add(f, cc_comm_json(&comms[i], false));
+		json_object_object_add(o, "communicators", f);
+		cc_comms_free(comms, ncomms);
 		return out_json(o);
 	}
 	printf("%-20s %u.%u.%u\n", "module version", mi.version >> 16, (mi.version >> 8) & 0xff,
@@ -206,6 +338,9 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 	       "defaults", mi.chunk_bytes, mi.slots, mi.timeout_ms, mi.connect_timeout_ms);
 	if (!read_attr(c, "algo", val, sizeof(val)))
 		printf("%-20s %s\n", "algo", *val ? val : "(automatic)");
+	printf("\n");
+	cc_print_comm_table(stdout, comms, ncomms);
+	cc_comms_free(comms, ncomms);
 	return 0;
 }
 
@@ -255,7 +390,8 @@ static int cmd_config(const struct ctl *c, int argc, char **argv)
 	}
 	if (!is_tunable(argv[0])) {
 		fprintf(stderr, "%s: unknown tunable '%s' (algo chunk_bytes slots timeout_ms "
-			"connect_timeout_ms)\n", c->prog, argv[0]);
+			"connect_timeout_ms level{0,1,2}_alpha_ns level{0,1,2}_gbps "
+			"level{0,1,2}_reduce_gbps level2_conv_pct)\n", c->prog, argv[0]);
 		return 2;
 	}
 	if (argc == 1) {
@@ -394,6 +530,353 @@ static int cmd_check_algo(const struct ctl *c, int argc, char **argv)
 	return o ? out_json(o) : 0;
 }
 
+/* ------------------------------------------------------------- explain */
+
+/*
+ * The module's link model from sysfs, converted as the module does
+ * (kcoll_tunables_model()).  0, or -errno when an attribute is missing.
+ */
+static int sysfs_model(const struct ctl *c, struct kc_cost_model *m)
+{
+	static const char *const fields[] = { "alpha_ns", "gbps", "reduce_gbps" };
+	unsigned long v[3];
+	char name[64], val[64];
+	u32 l, i;
+	int ret;
+
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		for (i = 0; i < 3; i++) {
+			snprintf(name, sizeof(name), "level%u_%s", l, fields[i]);
+			ret = read_attr(c, name, val, sizeof(val));
+			if (ret)
+				return ret;
+			v[i] = strtoul(val, NULL, 10);
+			if (i && !v[i])
+				return -EINVAL;
+		}
+		m->lv[l].alpha = (u64)v[0] * 1000000ull;
+		m->lv[l].beta = (8000000ull + v[1] / 2) / v[1];
+		m->lv[l].gamma = (8000000ull + v[2] / 2) / v[2];
+	}
+	ret = read_attr(c, "level2_conv_pct", val, sizeof(val));
+	if (ret)
+		return ret;
+	m->conv_q8 = (u32)((strtoul(val, NULL, 10) * 256 + 50) / 100);
+	return 0;
+}
+
+struct explain_opts {
+	const char *op, *bytes, *algo, *comm;
+	u32 ranks, per_server, servers_per_pod, rank;
+	bool has_ranks, has_rank;
+};
+
+static int parse_u32_opt(const struct ctl *c, const char *name, const char *s, u32 min, u32 *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v < min || v > UINT32_MAX) {
+		fprintf(stderr, "%s: explain: --%s '%s': expected a number >= %u\n", c->prog,
+			name, s, min);
+		return -EINVAL;
+	}
+	*out = (u32)v;
+	return 0;
+}
+
+static int explain_args(const struct ctl *c, int argc, char **argv, struct explain_opts *o)
+{
+	static const struct option lo[] = {
+		{ "op", required_argument, NULL, 'o' },
+		{ "bytes", required_argument, NULL, 'b' },
+		{ "ranks", required_argument, NULL, 'p' },
+		{ "per-server", required_argument, NULL, 'k' },
+		{ "servers-per-pod", required_argument, NULL, 's' },
+		{ "algo", required_argument, NULL, 'A' },
+		{ "rank", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, ret = 0;
+
+	o->ranks = 8;
+	o->per_server = 1;
+	optind = 0;	/* rescan: argv[0] is the command */
+	argc++;
+	argv--;
+	while (!ret && (opt = getopt_long(argc, argv, "o:b:p:k:s:A:r:", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'o': o->op = optarg; break;
+		case 'b': o->bytes = optarg; break;
+		case 'p': ret = parse_u32_opt(c, "ranks", optarg, 1, &o->ranks);
+			o->has_ranks = true; break;
+		case 'k': ret = parse_u32_opt(c, "per-server", optarg, 1, &o->per_server); break;
+		case 's': ret = parse_u32_opt(c, "servers-per-pod", optarg, 1,
+					      &o->servers_per_pod); break;
+		case 'A': o->algo = optarg; break;
+		case 'r': ret = parse_u32_opt(c, "rank", optarg, 0, &o->rank);
+			o->has_rank = true; break;
+		default: ret = -EINVAL; break;
+		}
+	}
+	if (ret)
+		return ret;
+	if (optind < argc)
+		o->comm = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "%s: explain: unexpected '%s'\n", c->prog, argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->op || !o->bytes) {
+		fprintf(stderr, "%s: explain needs --op OP and --bytes N\n", c->prog);
+		return -EINVAL;
+	}
+	if (o->comm && (o->has_ranks || o->servers_per_pod || o->per_server != 1)) {
+		fprintf(stderr, "%s: explain: COMM has its own topology; leave out --ranks, "
+			"--per-server and --servers-per-pod\n", c->prog);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Topology, model and configuration of a live communicator. */
+static int explain_from_comm(const struct ctl *c, const struct explain_opts *o, u32 op,
+			     struct kc_topo *t, struct kc_cost_model *m, struct kc_algo_cfg *cfg,
+			     u32 *rank)
+{
+	struct cc_comm comm;
+	char err[160];
+	u32 *labels, i, l;
+	int ret = get_comm(c, o->comm, &comm);
+
+	if (ret)
+		return ret;
+	if (comm.npeers != comm.nranks || !comm.has_model || !comm.has_algos) {
+		fprintf(stderr, "%s: communicator %s: the module did not report its ranks, "
+			"model and algorithms\n", c->prog, o->comm);
+		cc_comm_release(&comm);
+		return 1;
+	}
+	labels = calloc(2 * (size_t)comm.nranks, sizeof(*labels));
+	if (!labels) {
+		cc_comm_release(&comm);
+		return 1;
+	}
+	for (i = 0; i < comm.nranks; i++) {
+		labels[i] = comm.peers[i].server;
+		labels[comm.nranks + i] = comm.peers[i].pod;
+	}
+	ret = kc_topo_init(t, comm.nranks, labels, labels + comm.nranks, err, sizeof(err));
+	free(labels);
+	if (ret) {
+		fprintf(stderr, "%s: communicator %s: %s\n", c->prog, o->comm, err);
+		cc_comm_release(&comm);
+		return 1;
+	}
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		m->lv[l].alpha = comm.link[l].alpha_fs;
+		m->lv[l].beta = comm.link[l].beta_fs;
+		m->lv[l].gamma = comm.link[l].gamma_fs;
+		cfg->algo[l] = comm.algos[op].algo[l];
+	}
+	m->conv_q8 = comm.conv_q8;
+	cfg->pipe_bytes = comm.algos[op].pipe_bytes;
+	*rank = o->has_rank ? o->rank : comm.rank;
+	cc_comm_release(&comm);
+	return 0;
+}
+
+/* A regular topology from the options, the module's model and algo string. */
+static int explain_from_opts(const struct ctl *c, const struct explain_opts *o, u32 op,
+			     struct kc_topo *t, struct kc_cost_model *m, struct kc_algo_cfg *cfg,
+			     const char **model_src)
+{
+	u32 servers, spp = o->servers_per_pod;
+	char val[KCOLL_ALGO_STR_MAX], err[256];
+	struct kc_algo_conf conf;
+	const char *algo = o->algo;
+
+	if (o->ranks % o->per_server) {
+		fprintf(stderr, "%s: explain: %u ranks do not split into servers of %u\n",
+			c->prog, o->ranks, o->per_server);
+		return 2;
+	}
+	servers = o->ranks / o->per_server;
+	if (!spp)
+		spp = servers;
+	if (servers % spp) {
+		fprintf(stderr, "%s: explain: %u servers do not split into super pods of %u\n",
+			c->prog, servers, spp);
+		return 2;
+	}
+	if (kc_topo_init_regular(t, servers / spp, spp, o->per_server)) {
+		fprintf(stderr, "%s: explain: cannot build that topology\n", c->prog);
+		return 1;
+	}
+	if (sysfs_model(c, m)) {
+		*m = kc_cost_default;
+		*model_src = "built-in defaults (module not loaded)";
+	} else {
+		*model_src = c->sysfs;
+	}
+	if (!algo && !read_attr(c, "algo", val, sizeof(val)))
+		algo = val;
+	if (kc_cfg_parse(algo ? algo : "", &conf, err, sizeof(err))) {
+		fprintf(stderr, "%s: bad algo string '%s': %s\n", c->prog, algo, err);
+		kc_topo_free(t);
+		return 1;
+	}
+	kc_cfg_for_op(&conf, op, cfg, NULL, 0);
+	return 0;
+}
+
+static int cmd_explain(const struct ctl *c, int argc, char **argv)
+{
+	struct explain_opts o = { 0 };
+	struct kc_cost_model model;
+	struct kc_algo_cfg cfg;
+	struct kc_topo t = { 0 };
+	struct cc_explain x;
+	const char *model_src = NULL;
+	char err[256];
+	u64 bytes;
+	u32 rank;
+	int op, ret;
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (explain_args(c, argc, argv, &o))
+		return 2;
+	op = kc_op_by_name(o.op);
+	if (op < 0) {
+		fprintf(stderr, "%s: explain: unknown operation '%s' (allreduce, reducescatter, "
+			"allgather, broadcast, reduce, scatter, gather, alltoall, barrier)\n",
+			c->prog, o.op);
+		return 2;
+	}
+	if (cc_parse_bytes(o.bytes, &bytes)) {
+		fprintf(stderr, "%s: explain: --bytes '%s': expected a size like 4096, 64K, "
+			"64M\n", c->prog, o.bytes);
+		return 2;
+	}
+	rank = o.rank;
+	if (o.comm) {
+		ret = explain_from_comm(c, &o, (u32)op, &t, &model, &cfg, &rank);
+		model_src = "the communicator's snapshot";
+	} else {
+		ret = explain_from_opts(c, &o, (u32)op, &t, &model, &cfg, &model_src);
+	}
+	if (ret)
+		return ret;
+	ret = cc_explain_run(&t, rank, (u32)op, bytes, &cfg, &model, &x, err, sizeof(err));
+	kc_topo_free(&t);
+	if (ret) {
+		fprintf(stderr, "%s: explain: %s\n", c->prog, err);
+		return 1;
+	}
+	if (c->json) {
+		json_object *j = cc_explain_json(&x);
+
+		json_object_object_add(j, "model", json_object_new_string(model_src));
+		if (o.comm)
+			json_object_object_add(j, "comm", json_object_new_string(o.comm));
+		return out_json(j);
+	}
+	cc_explain_print(stdout, &x);
+	printf("link model: %s\n", model_src);
+	return 0;
+}
+
+/* ------------------------------------------------------------- monitor */
+
+static volatile sig_atomic_t monitor_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	monitor_stop = 1;
+}
+
+struct monitor_state {
+	const struct ctl *c;
+	unsigned long seen, count;
+};
+
+static int on_event(const struct cc_event *ev, void *arg)
+{
+	struct monitor_state *st = arg;
+	char stamp[40];
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(stamp + strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm),
+		 sizeof(stamp) - 20, ".%03ldZ", ts.tv_nsec / 1000000);
+	if (st->c->json) {
+		json_object *o = cc_event_json(ev, stamp);
+
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else {
+		cc_print_event(stdout, ev, stamp);
+	}
+	fflush(stdout);
+	return st->count && ++st->seen >= st->count;
+}
+
+static int cmd_monitor(const struct ctl *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "count", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct monitor_state st = { .c = c };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct cc_nl *nl;
+	u32 count = 0, secs = 0;
+	char err[256];
+	int opt, ret = 0;
+
+	optind = 0;
+	argc++;
+	argv--;
+	while (!ret && (opt = getopt_long(argc, argv, "c:t:", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'c': ret = parse_u32_opt(c, "count", optarg, 1, &count); break;
+		case 't': ret = parse_u32_opt(c, "timeout", optarg, 1, &secs); break;
+		default: ret = -EINVAL; break;
+		}
+	}
+	if (ret || optind < argc) {
+		fprintf(stderr, "%s: usage: monitor [-c COUNT] [-t SECONDS]\n", c->prog);
+		return 2;
+	}
+	st.count = count;
+	if (secs > UINT32_MAX / 1000)
+		secs = UINT32_MAX / 1000;
+	if (nl_open(c, &nl))
+		return 1;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = cc_nl_monitor(nl, on_event, &st, &monitor_stop, secs * 1000, err, sizeof(err));
+	cc_nl_close(nl);
+	if (ret == -ETIMEDOUT) {
+		fprintf(stderr, "%s: monitor: %u s passed after %lu of %u events\n", c->prog,
+			secs, st.seen, count);
+		return count ? 1 : 0;
+	}
+	if (ret) {
+		fprintf(stderr, "%s: monitor: %s\n", c->prog, err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -433,6 +916,10 @@ int main(int argc, char **argv)
 		return cmd_check_ranktable(&c, argc, argv);
 	if (!strcmp(cmd, "check-algo"))
 		return cmd_check_algo(&c, argc, argv);
+	if (!strcmp(cmd, "explain"))
+		return cmd_explain(&c, argc, argv);
+	if (!strcmp(cmd, "monitor"))
+		return cmd_monitor(&c, argc, argv);
 	fprintf(stderr, "%s: unknown command '%s'\nTry '%s --help'.\n", c.prog, cmd, c.prog);
 	return 2;
 }

@@ -6,11 +6,35 @@
 # Every operation of coll-perf with exact checking (#wrong 0, else
 # coll-perf exits 1), every type and reduction of AllReduce, a forced
 # algorithm, the asynchronous API (vm_async), collctl show/config/check-*
-# on rank 0, ASan builds when present, and a deliberate mismatch that
-# must be caught.
+# on rank 0, the link model tunables (a bad write refused, the old value
+# kept), collctl show / show COMM / explain / monitor against a live
+# coll-perf run (the generic netlink family), ASan builds when present,
+# and a deliberate mismatch that must be caught.
 set -eu
 B=${COLL_BIN:-build/bin}
 r=${KCOLL_RANK:?run me through tools/kcoll-vm}
+OUT=${KCOLL_OUTDIR:-/tmp}
+SYS=/sys/class/misc/kcoll
+
+fail() { echo "vm_e2e: $*" >&2; exit 1; }
+
+# On a loaded host one rank may start a collective long after the other:
+# give connection set-up more than the default 30 s on every rank.
+echo 120000 >"$SYS/connect_timeout_ms"
+
+# A bad write to link-model attribute $1 ($2) is refused, by collctl and by
+# sysfs itself, and the value stays what it was.
+refuse() {
+	old=$(cat "$SYS/$1")
+	if "$B"/collctl config "$1" "$2" 2>"$OUT/refuse.err"; then
+		fail "collctl config $1 '$2' was accepted"
+	fi
+	grep -q 'refused' "$OUT/refuse.err" || fail "no clear error for $1 '$2': $(cat "$OUT/refuse.err")"
+	if (printf '%s' "$2" >"$SYS/$1") 2>/dev/null; then
+		fail "sysfs accepted $1 = '$2'"
+	fi
+	[ "$(cat "$SYS/$1")" = "$old" ] || fail "$1 changed from $old to $(cat "$SYS/$1")"
+}
 
 if [ "$r" = 0 ]; then
 	"$B"/collctl show
@@ -22,6 +46,58 @@ if [ "$r" = 0 ]; then
 	fi
 	"$B"/collctl config algo 'level0:NA;level1:ring'
 	"$B"/collctl config algo ''
+fi
+
+# collctl against a live run: rank 0 listens for events, then looks at its
+# communicator while coll-perf runs; rank 1 runs the same coll-perf.
+live="-t allreduce -b 1M -e 1M -n 200 -w 1"
+if [ "$r" = 0 ]; then
+	# Until SIGTERM: besides comm-new and comm-del it may see peer-lost
+	# (rank 1 closing first), so no event count would be right.
+	"$B"/collctl monitor -t 900 >"$OUT/monitor.out" 2>&1 &
+	mon=$!
+	"$B"/collctl -j monitor -c 1 -t 600 >"$OUT/monitor.json" 2>&1 &
+	monj=$!
+	sleep 2
+	# shellcheck disable=SC2086
+	"$B"/coll-perf $live >"$OUT/live.out" 2>&1 &
+	perf=$!
+	id=
+	while kill -0 $perf 2>/dev/null; do
+		id=$("$B"/collctl show | awk '$1 ~ /^[0-9]+$/ && $4 == "ready" && $6 > 0 { print $1; exit }')
+		[ -z "$id" ] || break
+		sleep 0.2
+	done
+	[ -n "$id" ] || fail "no ready communicator with completed operations seen during coll-perf"
+	"$B"/collctl show
+	"$B"/collctl -j show | grep -q '"communicators"' || fail "collctl -j show lists no communicators"
+	"$B"/collctl show "$id" | tee "$OUT/comm.txt"
+	grep -q '^  1 ' "$OUT/comm.txt" || fail "show $id lists no peer 1"
+	grep -Eq '^  [0-9]+ +allreduce ' "$OUT/comm.txt" || fail "show $id lists no last allreduce"
+	"$B"/collctl -j show "$id" >"$OUT/comm.json"
+	grep -q '"last_ops"' "$OUT/comm.json" || fail "collctl -j show $id has no last_ops"
+	"$B"/collctl explain --op allreduce --bytes 1M "$id" | tee "$OUT/explain.txt"
+	grep -q '^predicted time: ' "$OUT/explain.txt" || fail "explain predicts nothing"
+	"$B"/collctl -j explain --op allgather --bytes 64K "$id" | grep -q '"predicted_us"' ||
+		fail "collctl -j explain"
+	"$B"/collctl explain --op allreduce --bytes 64M --ranks 4 --per-server 2
+	"$B"/collctl config
+	wait $perf || { cat "$OUT/live.out"; fail "coll-perf failed during collctl"; }
+	i=0
+	while ! grep -q "comm-del  *comm $id " "$OUT/monitor.out" && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -TERM $mon
+	wait $mon || { cat "$OUT/monitor.out"; fail "collctl monitor did not stop cleanly"; }
+	wait $monj || { cat "$OUT/monitor.json"; fail "collctl -j monitor saw no event"; }
+	cat "$OUT/monitor.out" "$OUT/monitor.json"
+	grep -q "comm-new  *comm $id " "$OUT/monitor.out" || fail "monitor missed comm-new of $id"
+	grep -q "comm-del  *comm $id " "$OUT/monitor.out" || fail "monitor missed comm-del of $id"
+	grep -q '"event":"comm-new"' "$OUT/monitor.json" || fail "JSON monitor missed comm-new"
+else
+	# shellcheck disable=SC2086
+	"$B"/coll-perf $live
 fi
 for op in allreduce reducescatter allgather broadcast reduce scatter gather alltoall; do
 	"$B"/coll-perf -t "$op" -b 64 -e 1K -f 4 -n 2 -w 1 -r all
@@ -49,3 +125,24 @@ if "$B"/coll-perf -t alltoall -d $t -b 64 -e 64 -n 1 -w 0 >"${KCOLL_OUTDIR:-/tmp
 fi
 grep -E 'FAILED|#wrong|coll-perf:' "${KCOLL_OUTDIR:-/tmp}/mismatch.out" || true
 echo "mismatch detected as expected"
+
+# Rank 0 alone, with nothing running: the link model of automatic
+# selection is listed, and bad writes are refused with the old value kept.
+if [ "$r" = 0 ]; then
+	for a in level0_alpha_ns level0_gbps level0_reduce_gbps level1_alpha_ns level1_gbps \
+		 level1_reduce_gbps level2_alpha_ns level2_gbps level2_reduce_gbps level2_conv_pct; do
+		"$B"/collctl config | grep -q "^$a " || fail "collctl config does not list $a"
+	done
+	[ "$(cat $SYS/level1_gbps)" = 200 ] || fail "level1_gbps default is not 200"
+	refuse level1_gbps 0
+	refuse level1_gbps abc
+	refuse level1_gbps 1000001
+	refuse level0_alpha_ns 10000001
+	refuse level0_alpha_ns -1
+	refuse level2_conv_pct 99
+	"$B"/collctl config level1_gbps 100 | grep -q 'level1_gbps = 100' || fail "good write"
+	"$B"/collctl config level1_gbps 200 >/dev/null
+	"$B"/collctl -j config | grep -q '"level2_conv_pct"' || fail "collctl -j config"
+	if "$B"/collctl show 999999 2>"$OUT/nocomm.err"; then fail "show of a missing comm"; fi
+	grep -q 'no communicator 999999' "$OUT/nocomm.err" || fail "$(cat "$OUT/nocomm.err")"
+fi

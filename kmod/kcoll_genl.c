@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic netlink family "kcoll" (uapi/linux/kcoll_genl.h): what
+ * collctl show and collctl monitor see.  KCOLL_CMD_COMM_GET lists the
+ * communicators (dump) or returns one; the "events" multicast group
+ * carries communicator creation and destruction, the first failed
+ * operation of a communicator and lost peers -- never a message per
+ * successful operation, so the data path stays quiet.
+ *
+ * Messages are built under the communicator's lock (kcoll_comm_visit*),
+ * so every counter in one message belongs to the same instant.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
+#include <net/netlink.h>
+
+#include "kcoll.h"
+
+enum kcoll_genl_mcgrp {
+	KCOLL_GENL_MCGRP_EVENTS_ID,
+};
+
+static const struct nla_policy kcoll_genl_policy[KCOLL_A_MAX + 1] = {
+	[KCOLL_A_COMM_ID] = { .type = NLA_U64 },
+};
+
+static const struct genl_multicast_group kcoll_genl_mcgrps[] = {
+	[KCOLL_GENL_MCGRP_EVENTS_ID] = { .name = KCOLL_GENL_MCGRP_EVENTS },
+};
+
+static struct genl_family kcoll_genl_family;
+
+/* What one reply message is built from. */
+struct kcoll_genl_msg {
+	struct sk_buff *skb;
+	u32 portid;
+	u32 seq;
+	int flags;
+	bool peers;		/* include KCOLL_A_COMM_PEERS */
+};
+
+static int kcoll_genl_put_lastop(struct sk_buff *skb, int type, const struct kcoll_lastop *l)
+{
+	struct nlattr *nest = nla_nest_start(skb, type);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, KCOLL_LASTOP_A_ID, l->id, KCOLL_LASTOP_A_PAD) ||
+	    nla_put_u32(skb, KCOLL_LASTOP_A_OP, l->op) ||
+	    nla_put_u64_64bit(skb, KCOLL_LASTOP_A_COUNT, l->count, KCOLL_LASTOP_A_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_LASTOP_A_BYTES, l->bytes, KCOLL_LASTOP_A_PAD) ||
+	    nla_put_u32(skb, KCOLL_LASTOP_A_ALGO_L0, l->algo[KCOLL_LEVEL0]) ||
+	    nla_put_u32(skb, KCOLL_LASTOP_A_ALGO_L1, l->algo[KCOLL_LEVEL1]) ||
+	    nla_put_u32(skb, KCOLL_LASTOP_A_ALGO_L2, l->algo[KCOLL_LEVEL2]) ||
+	    nla_put_u32(skb, KCOLL_LASTOP_A_STATUS, l->status) ||
+	    nla_put_u64_64bit(skb, KCOLL_LASTOP_A_DURATION_NS, l->duration_ns,
+			      KCOLL_LASTOP_A_PAD)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int kcoll_genl_put_peers(struct sk_buff *skb, const struct kcoll_comm *comm)
+{
+	struct nlattr *peers, *p;
+	u32 i;
+
+	peers = nla_nest_start(skb, KCOLL_A_COMM_PEERS);
+	if (!peers)
+		return -EMSGSIZE;
+	for (i = 0; i < comm->nranks; i++) {
+		p = nla_nest_start(skb, KCOLL_A_COMM_PEER);
+		if (!p ||
+		    nla_put_u32(skb, KCOLL_PEER_A_RANK, i) ||
+		    nla_put_u32(skb, KCOLL_PEER_A_STATE, kcoll_peer_state(comm, i)) ||
+		    nla_put_u32(skb, KCOLL_PEER_A_SERVER, comm->ranks[i].server_id) ||
+		    nla_put_u32(skb, KCOLL_PEER_A_POD, comm->ranks[i].pod_id))
+			return -EMSGSIZE;
+		nla_nest_end(skb, p);
+	}
+	nla_nest_end(skb, peers);
+	return 0;
+}
+
+static int kcoll_genl_put_last_ops(struct sk_buff *skb, const struct kcoll_comm *comm)
+{
+	u32 n = comm->last_n, cap = ARRAY_SIZE(comm->last), i;
+	struct nlattr *nest;
+
+	nest = nla_nest_start(skb, KCOLL_A_COMM_LAST_OPS);
+	if (!nest)
+		return -EMSGSIZE;
+	/* oldest first: the ring's next slot is the oldest once it is full */
+	for (i = 0; i < n; i++)
+		if (kcoll_genl_put_lastop(skb, KCOLL_A_COMM_LAST_OP,
+					  &comm->last[(comm->last_next + cap - n + i) % cap]))
+			return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int kcoll_genl_put_model(struct sk_buff *skb, const struct kcoll_comm *comm)
+{
+	struct nlattr *nest, *l;
+	u32 i;
+
+	nest = nla_nest_start(skb, KCOLL_A_COMM_MODEL);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < KCOLL_LEVEL_COUNT; i++) {
+		const struct kc_cost_link *lk = &comm->model.lv[i];
+
+		l = nla_nest_start(skb, KCOLL_A_COMM_LINK);
+		if (!l ||
+		    nla_put_u32(skb, KCOLL_LINK_A_LEVEL, i) ||
+		    nla_put_u64_64bit(skb, KCOLL_LINK_A_ALPHA_FS, lk->alpha, KCOLL_LINK_A_PAD) ||
+		    nla_put_u64_64bit(skb, KCOLL_LINK_A_BETA_FS, lk->beta, KCOLL_LINK_A_PAD) ||
+		    nla_put_u64_64bit(skb, KCOLL_LINK_A_GAMMA_FS, lk->gamma, KCOLL_LINK_A_PAD))
+			return -EMSGSIZE;
+		nla_nest_end(skb, l);
+	}
+	if (nla_put_u32(skb, KCOLL_A_COMM_CONV_Q8, comm->model.conv_q8))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int kcoll_genl_put_algos(struct sk_buff *skb, const struct kcoll_comm *comm)
+{
+	struct nlattr *nest, *a;
+	u32 i;
+
+	nest = nla_nest_start(skb, KCOLL_A_COMM_ALGOS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < KCOLL_OP_COUNT; i++) {
+		const struct kc_algo_cfg *c = &comm->sel.op[i];
+
+		a = nla_nest_start(skb, KCOLL_A_COMM_ALGO);
+		if (!a ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_OP, i) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_L0, c->algo[KCOLL_LEVEL0]) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_L1, c->algo[KCOLL_LEVEL1]) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_L2, c->algo[KCOLL_LEVEL2]) ||
+		    nla_put_u64_64bit(skb, KCOLL_ALGO_A_PIPE_BYTES, c->pipe_bytes,
+				      KCOLL_ALGO_A_PAD))
+			return -EMSGSIZE;
+		nla_nest_end(skb, a);
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* Identity of a communicator: in every message about it. */
+static int kcoll_genl_put_ident(struct sk_buff *skb, const struct kcoll_comm *comm)
+{
+	if (nla_put_u64_64bit(skb, KCOLL_A_COMM_ID, comm->id, KCOLL_A_PAD) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_PID, comm->pid) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_RANK, comm->rank) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_NRANKS, comm->nranks))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int kcoll_genl_put_counters(struct sk_buff *skb, const struct kcoll_comm *comm)
+{
+	int err = comm->err ? comm->err : comm->lost_err;
+
+	if (nla_put_u32(skb, KCOLL_A_COMM_STATE, kcoll_comm_state(comm)) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_ERR, err < 0 ? -err : 0) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_OPS, comm->ops_done, KCOLL_A_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_BYTES, comm->bytes_done, KCOLL_A_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_ERRORS, comm->ops_failed, KCOLL_A_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TIMEOUTS, comm->ops_timed_out, KCOLL_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* One KCOLL_CMD_COMM_GET reply.  comm->lock held (kcoll_comm_visit*). */
+static int kcoll_genl_fill_comm(struct kcoll_comm *comm, void *arg)
+{
+	struct kcoll_genl_msg *m = arg;
+	struct sk_buff *skb = m->skb;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, m->portid, m->seq, &kcoll_genl_family, m->flags,
+			  KCOLL_CMD_COMM_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (kcoll_genl_put_ident(skb, comm) ||
+	    kcoll_genl_put_counters(skb, comm) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_INFLIGHT, comm->nops) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_CHUNK_BYTES, comm->chunk_bytes) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_SLOTS, comm->slots) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_TIMEOUT_MS, comm->timeout_ms) ||
+	    (m->peers && kcoll_genl_put_peers(skb, comm)) ||
+	    kcoll_genl_put_last_ops(skb, comm) ||
+	    kcoll_genl_put_model(skb, comm) ||
+	    kcoll_genl_put_algos(skb, comm)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* Room for one communicator of @nranks ranks, generously. */
+static size_t kcoll_genl_comm_size(u32 nranks)
+{
+	return NLMSG_GOODSIZE + (size_t)nranks * nla_total_size(4 * nla_total_size(4));
+}
+
+static int kcoll_genl_get_size(struct kcoll_comm *comm, void *arg)
+{
+	*(u32 *)arg = comm->nranks;
+	return 0;
+}
+
+static int kcoll_genl_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kcoll_genl_msg m = {
+		.portid = info->snd_portid, .seq = info->snd_seq, .peers = true,
+	};
+	u32 nranks = 0;
+	u64 id;
+	int ret;
+
+	if (!info->attrs[KCOLL_A_COMM_ID]) {
+		NL_SET_ERR_MSG(info->extack, "KCOLL_A_COMM_ID missing (or dump all)");
+		return -EINVAL;
+	}
+	id = nla_get_u64(info->attrs[KCOLL_A_COMM_ID]);
+	/* Size first: the communicator may go meanwhile, then ENOENT. */
+	ret = kcoll_comm_visit(id, kcoll_genl_get_size, &nranks);
+	if (ret)
+		goto noent;
+	m.skb = genlmsg_new(kcoll_genl_comm_size(nranks), GFP_KERNEL);
+	if (!m.skb)
+		return -ENOMEM;
+	ret = kcoll_comm_visit(id, kcoll_genl_fill_comm, &m);
+	if (ret) {
+		nlmsg_free(m.skb);
+		if (ret == -ENOENT)
+			goto noent;
+		return ret;
+	}
+	return genlmsg_reply(m.skb, info);
+noent:
+	NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KCOLL_A_COMM_ID], "no such communicator");
+	return -ENOENT;
+}
+
+/* cb->args[0]: id of the last communicator dumped, in increasing id order. */
+static int kcoll_genl_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct kcoll_genl_msg m = {
+		.skb = skb, .portid = NETLINK_CB(cb->skb).portid, .seq = cb->nlh->nlmsg_seq,
+		.flags = NLM_F_MULTI, .peers = true,
+	};
+	u64 after = cb->args[0];
+	int ret;
+
+	for (;;) {
+		ret = kcoll_comm_visit_next(&after, kcoll_genl_fill_comm, &m);
+		if (ret == -EMSGSIZE && !skb->len && m.peers) {
+			/* Too many ranks for a dump message: list it without them. */
+			m.peers = false;
+			continue;
+		}
+		if (ret <= 0)
+			break;
+		m.peers = true;
+	}
+	cb->args[0] = after;
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;	/* the rest in the next message */
+	return ret < 0 ? ret : skb->len;
+}
+
+static const struct genl_small_ops kcoll_genl_ops[] = {
+	{
+		.cmd = KCOLL_CMD_COMM_GET,
+		.doit = kcoll_genl_get_doit,
+		.dumpit = kcoll_genl_get_dumpit,
+	},
+};
+
+static struct genl_family kcoll_genl_family __ro_after_init = {
+	.name = KCOLL_GENL_NAME,
+	.version = KCOLL_GENL_VERSION,
+	.maxattr = KCOLL_A_MAX,
+	.policy = kcoll_genl_policy,
+	.module = THIS_MODULE,
+	.small_ops = kcoll_genl_ops,
+	.n_small_ops = ARRAY_SIZE(kcoll_genl_ops),
+	.mcgrps = kcoll_genl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(kcoll_genl_mcgrps),
+};
+
+/* ---------------------------------------------------------- notifications */
+
+static struct sk_buff *kcoll_genl_event_new(u8 cmd, gfp_t gfp, void **hdr)
+{
+	struct sk_buff *skb;
+
+	if (!genl_has_listeners(&kcoll_genl_family, &init_net, KCOLL_GENL_MCGRP_EVENTS_ID))
+		return NULL;
+	skb = genlmsg_new(NLMSG_GOODSIZE, gfp);
+	if (!skb)
+		return NULL;
+	*hdr = genlmsg_put(skb, 0, 0, &kcoll_genl_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+static void kcoll_genl_event_send(struct sk_buff *skb, void *hdr, bool ok, gfp_t gfp)
+{
+	if (!ok) {
+		/* Cannot happen with NLMSG_GOODSIZE; drop rather than send half. */
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&kcoll_genl_family, skb, 0, KCOLL_GENL_MCGRP_EVENTS_ID, gfp);
+}
+
+/* Creation or destruction: process context, the creator or the closer. */
+void kcoll_genl_notify_comm(struct kcoll_comm *comm, u8 cmd)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	bool ok;
+
+	skb = kcoll_genl_event_new(cmd, GFP_KERNEL, &hdr);
+	if (!skb)
+		return;
+	ok = !kcoll_genl_put_ident(skb, comm) &&
+	     (cmd != KCOLL_CMD_EVENT_COMM_DEL || !kcoll_genl_put_counters(skb, comm));
+	kcoll_genl_event_send(skb, hdr, ok, GFP_KERNEL);
+}
+
+/* From completion paths: no sleeping allocation. */
+void kcoll_genl_notify_op_fail(struct kcoll_comm *comm, const struct kcoll_lastop *op)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	bool ok;
+
+	skb = kcoll_genl_event_new(KCOLL_CMD_EVENT_OP_FAIL, GFP_ATOMIC, &hdr);
+	if (!skb)
+		return;
+	ok = !kcoll_genl_put_ident(skb, comm) &&
+	     !kcoll_genl_put_lastop(skb, KCOLL_A_EVENT_OP, op);
+	kcoll_genl_event_send(skb, hdr, ok, GFP_ATOMIC);
+}
+
+void kcoll_genl_notify_peer_lost(struct kcoll_comm *comm, u32 peer, int err)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	bool ok;
+
+	skb = kcoll_genl_event_new(KCOLL_CMD_EVENT_PEER_LOST, GFP_ATOMIC, &hdr);
+	if (!skb)
+		return;
+	ok = !kcoll_genl_put_ident(skb, comm) &&
+	     !nla_put_u32(skb, KCOLL_A_EVENT_PEER, peer) &&
+	     !nla_put_u32(skb, KCOLL_A_COMM_ERR, err < 0 ? -err : 0);
+	kcoll_genl_event_send(skb, hdr, ok, GFP_ATOMIC);
+}
+
+int kcoll_genl_init(void)
+{
+	int ret = genl_register_family(&kcoll_genl_family);
+
+	if (ret)
+		pr_err("cannot register generic netlink family %s: %d\n", KCOLL_GENL_NAME, ret);
+	return ret;
+}
+
+void kcoll_genl_exit(void)
+{
+	genl_unregister_family(&kcoll_genl_family);
+}

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collctl without the module: its parsers of the kcoll family's messages
+ * (fed messages built here with libnl, as the module would send them),
+ * its text and JSON output, explain on the built-in and on a sysfs link
+ * model (a fake -S directory), and the messages it gives when the module
+ * or the family is absent (runs the binary in $COLLCTL_BIN).
+ */
+/* The harness's macros expand to functions without prototypes and compare mixed signs. */
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+
+#include "kselftest_harness.h"
+#include "collctl_explain.h"
+#include "collctl_fmt.h"
+#include "collctl_nl.h"
+
+#define FAMILY	0x42
+
+static struct nl_msg *new_msg(uint8_t cmd)
+{
+	struct nl_msg *m = nlmsg_alloc();
+
+	if (m && !genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, FAMILY, 0, 0, cmd, KCOLL_GENL_VERSION)) {
+		nlmsg_free(m);
+		m = NULL;
+	}
+	return m;
+}
+
+static void put_lastop(struct nl_msg *m, int type, uint64_t id, uint32_t algo1, uint32_t status)
+{
+	struct nlattr *n = nla_nest_start(m, type);
+
+	nla_put_u64(m, KCOLL_LASTOP_A_ID, id);
+	nla_put_u32(m, KCOLL_LASTOP_A_OP, KCOLL_OP_ALLREDUCE);
+	nla_put_u64(m, KCOLL_LASTOP_A_COUNT, 262144);
+	nla_put_u64(m, KCOLL_LASTOP_A_BYTES, 2097152);
+	nla_put_u32(m, KCOLL_LASTOP_A_ALGO_L0, 0);
+	nla_put_u32(m, KCOLL_LASTOP_A_ALGO_L1, algo1);
+	nla_put_u32(m, KCOLL_LASTOP_A_ALGO_L2, 0);
+	nla_put_u32(m, KCOLL_LASTOP_A_STATUS, status);
+	nla_put_u64(m, KCOLL_LASTOP_A_DURATION_NS, 1500000);
+	nla_nest_end(m, n);
+}
+
+/* What the module sends for communicator 7, rank 1 of 4, peer 3 lost. */
+static struct nl_msg *comm_msg(void)
+{
+	struct nl_msg *m = new_msg(KCOLL_CMD_COMM_GET);
+	struct nlattr *n, *e;
+	uint32_t i;
+
+	nla_put_u64(m, KCOLL_A_COMM_ID, 7);
+	nla_put_u32(m, KCOLL_A_COMM_PID, 4242);
+	nla_put_u32(m, KCOLL_A_COMM_RANK, 1);
+	nla_put_u32(m, KCOLL_A_COMM_NRANKS, 4);
+	nla_put_u32(m, KCOLL_A_COMM_STATE, KCOLL_COMM_STATE_PEER_LOST);
+	nla_put_u32(m, KCOLL_A_COMM_ERR, ECONNRESET);
+	nla_put_u64(m, KCOLL_A_COMM_OPS, 12);
+	nla_put_u64(m, KCOLL_A_COMM_BYTES, 123456789);
+	nla_put_u64(m, KCOLL_A_COMM_ERRORS, 1);
+	nla_put_u64(m, KCOLL_A_COMM_TIMEOUTS, 0);
+	nla_put_u32(m, KCOLL_A_COMM_INFLIGHT, 2);
+	nla_put_u32(m, KCOLL_A_COMM_CHUNK_BYTES, 65536);
+	nla_put_u32(m, KCOLL_A_COMM_SLOTS, 8);
+	nla_put_u32(m, KCOLL_A_COMM_TIMEOUT_MS, 30000);
+	n = nla_nest_start(m, KCOLL_A_COMM_PEERS);
+	for (i = 0; i < 4; i++) {
+		e = nla_nest_start(m, KCOLL_A_COMM_PEER);
+		nla_put_u32(m, KCOLL_PEER_A_RANK, i);
+		nla_put_u32(m, KCOLL_PEER_A_STATE, i == 3 ? KCOLL_PEER_STATE_LOST :
+			    i == 1 ? KCOLL_PEER_STATE_IDLE : KCOLL_PEER_STATE_UP);
+		nla_put_u32(m, KCOLL_PEER_A_SERVER, i / 2);
+		nla_put_u32(m, KCOLL_PEER_A_POD, 0);
+		nla_nest_end(m, e);
+	}
+	nla_nest_end(m, n);
+	n = nla_nest_start(m, KCOLL_A_COMM_LAST_OPS);
+	put_lastop(m, KCOLL_A_COMM_LAST_OP, 11, KCOLL_ALGO_RING, 0);
+	put_lastop(m, KCOLL_A_COMM_LAST_OP, 12, KCOLL_ALGO_NHR, ECONNRESET);
+	nla_nest_end(m, n);
+	n = nla_nest_start(m, KCOLL_A_COMM_MODEL);
+	for (i = 0; i < KCOLL_LEVEL_COUNT; i++) {
+		e = nla_nest_start(m, KCOLL_A_COMM_LINK);
+		nla_put_u32(m, KCOLL_LINK_A_LEVEL, i);
+		nla_put_u64(m, KCOLL_LINK_A_ALPHA_FS, 1000000000ull * (i + 1));
+		nla_put_u64(m, KCOLL_LINK_A_BETA_FS, 20000);
+		nla_put_u64(m, KCOLL_LINK_A_GAMMA_FS, 100000);
+		nla_nest_end(m, e);
+	}
+	nla_put_u32(m, KCOLL_A_COMM_CONV_Q8, 384);
+	nla_nest_end(m, n);
+	n = nla_nest_start(m, KCOLL_A_COMM_ALGOS);
+	for (i = 0; i < KCOLL_OP_COUNT; i++) {
+		e = nla_nest_start(m, KCOLL_A_COMM_ALGO);
+		nla_put_u32(m, KCOLL_ALGO_A_OP, i);
+		nla_put_u32(m, KCOLL_ALGO_A_L0, 0);
+		nla_put_u32(m, KCOLL_ALGO_A_L1, i == KCOLL_OP_ALLGATHER ? KCOLL_ALGO_RING : 0);
+		nla_put_u32(m, KCOLL_ALGO_A_L2, 0);
+		nla_put_u64(m, KCOLL_ALGO_A_PIPE_BYTES, 0);
+		nla_nest_end(m, e);
+	}
+	nla_nest_end(m, n);
+	return m;
+}
+
+/* Output of fn(f, arg) into a malloc'd string. */
+static char *capture(void (*fn)(FILE *f, const void *arg), const void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fn(f, arg);
+	fclose(f);
+	return buf;
+}
+
+static void print_comm(FILE *f, const void *arg) { cc_print_comm(f, arg); }
+static void print_table(FILE *f, const void *arg) { cc_print_comm_table(f, arg, 1); }
+static void print_event(FILE *f, const void *arg) { cc_print_event(f, arg, "T"); }
+static void print_explain(FILE *f, const void *arg) { cc_explain_print(f, arg); }
+
+TEST(a_comm_message_parses_into_every_field)
+{
+	struct nl_msg *m = comm_msg();
+	struct cc_comm c;
+
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, cc_parse_comm(nlmsg_hdr(m), &c));
+	EXPECT_EQ(7, c.id);
+	EXPECT_EQ(4242, c.pid);
+	EXPECT_EQ(1, c.rank);
+	EXPECT_EQ(4, c.nranks);
+	EXPECT_EQ(KCOLL_COMM_STATE_PEER_LOST, c.state);
+	EXPECT_EQ(ECONNRESET, c.err);
+	EXPECT_EQ(12, c.ops);
+	EXPECT_EQ(123456789, c.bytes);
+	EXPECT_EQ(1, c.errors);
+	EXPECT_EQ(2, c.inflight);
+	EXPECT_EQ(65536, c.chunk_bytes);
+	ASSERT_EQ(4, c.npeers);
+	EXPECT_EQ(KCOLL_PEER_STATE_LOST, c.peers[3].state);
+	EXPECT_EQ(1, c.peers[3].server);
+	ASSERT_EQ(2, c.nlast);
+	EXPECT_EQ(11, c.last[0].id);
+	EXPECT_EQ(KCOLL_ALGO_NHR, c.last[1].algo[KCOLL_LEVEL1]);
+	EXPECT_EQ(ECONNRESET, c.last[1].status);
+	EXPECT_EQ(1500000, c.last[0].duration_ns);
+	ASSERT_TRUE(c.has_model);
+	EXPECT_EQ(3000000000ull, c.link[KCOLL_LEVEL2].alpha_fs);
+	EXPECT_EQ(384, c.conv_q8);
+	ASSERT_TRUE(c.has_algos);
+	EXPECT_EQ(KCOLL_ALGO_RING, c.algos[KCOLL_OP_ALLGATHER].algo[KCOLL_LEVEL1]);
+	EXPECT_EQ(KCOLL_ALGO_AUTO, c.algos[KCOLL_OP_ALLREDUCE].algo[KCOLL_LEVEL1]);
+	cc_comm_release(&c);
+	nlmsg_free(m);
+}
+
+TEST(messages_that_are_not_a_comm_are_refused)
+{
+	struct nl_msg *m = new_msg(KCOLL_CMD_EVENT_COMM_NEW);
+	struct cc_comm c;
+
+	nla_put_u64(m, KCOLL_A_COMM_ID, 7);
+	EXPECT_EQ(-EINVAL, cc_parse_comm(nlmsg_hdr(m), &c));
+	nlmsg_free(m);
+	m = new_msg(KCOLL_CMD_COMM_GET);		/* no id */
+	nla_put_u32(m, KCOLL_A_COMM_RANK, 1);
+	EXPECT_EQ(-EINVAL, cc_parse_comm(nlmsg_hdr(m), &c));
+	nlmsg_free(m);
+	m = new_msg(KCOLL_CMD_COMM_GET);		/* a peers nest holding junk */
+	nla_put_u64(m, KCOLL_A_COMM_ID, 7);
+	{
+		struct nlattr *n = nla_nest_start(m, KCOLL_A_COMM_PEERS);
+
+		nla_put_u32(m, KCOLL_A_COMM_RANK, 1);
+		nla_nest_end(m, n);
+	}
+	EXPECT_EQ(-EINVAL, cc_parse_comm(nlmsg_hdr(m), &c));
+	EXPECT_EQ(NULL, c.peers);
+	nlmsg_free(m);
+}
+
+TEST(events_parse_and_print)
+{
+	struct nl_msg *m = new_msg(KCOLL_CMD_EVENT_OP_FAIL);
+	struct cc_event ev;
+	json_object *j, *v;
+	char *s;
+
+	nla_put_u64(m, KCOLL_A_COMM_ID, 9);
+	nla_put_u32(m, KCOLL_A_COMM_RANK, 0);
+	nla_put_u32(m, KCOLL_A_COMM_NRANKS, 2);
+	put_lastop(m, KCOLL_A_EVENT_OP, 33, KCOLL_ALGO_RING, ETIMEDOUT);
+	ASSERT_EQ(0, cc_parse_event(nlmsg_hdr(m), &ev));
+	nlmsg_free(m);
+	EXPECT_EQ(KCOLL_CMD_EVENT_OP_FAIL, ev.cmd);
+	EXPECT_EQ(9, ev.id);
+	ASSERT_TRUE(ev.has_op);
+	EXPECT_EQ(33, ev.op.id);
+	EXPECT_EQ(ETIMEDOUT, ev.op.status);
+	s = capture(print_event, &ev);
+	ASSERT_NE(NULL, s);
+	EXPECT_NE(NULL, strstr(s, "T op-fail   comm 9 rank 0/2")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, strerror(ETIMEDOUT))) TH_LOG("%s", s);
+	free(s);
+	j = cc_event_json(&ev, "T");
+	ASSERT_TRUE(json_object_object_get_ex(j, "event", &v));
+	EXPECT_STREQ("op-fail", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "op", &v));
+	ASSERT_TRUE(json_object_object_get_ex(v, "op_id", &v));
+	EXPECT_EQ(33, json_object_get_int64(v));
+	json_object_put(j);
+
+	m = new_msg(KCOLL_CMD_EVENT_PEER_LOST);
+	nla_put_u64(m, KCOLL_A_COMM_ID, 9);
+	nla_put_u32(m, KCOLL_A_EVENT_PEER, 1);
+	nla_put_u32(m, KCOLL_A_COMM_ERR, ECONNRESET);
+	ASSERT_EQ(0, cc_parse_event(nlmsg_hdr(m), &ev));
+	nlmsg_free(m);
+	EXPECT_EQ(1, ev.peer);
+	s = capture(print_event, &ev);
+	EXPECT_NE(NULL, strstr(s, "peer-lost")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "peer 1: ")) TH_LOG("%s", s);
+	free(s);
+
+	m = new_msg(KCOLL_CMD_COMM_GET);		/* a reply is no event */
+	nla_put_u64(m, KCOLL_A_COMM_ID, 9);
+	EXPECT_EQ(-EINVAL, cc_parse_event(nlmsg_hdr(m), &ev));
+	nlmsg_free(m);
+}
+
+TEST(a_comm_prints_as_text_and_json)
+{
+	struct nl_msg *m = comm_msg();
+	json_object *j, *v, *e;
+	struct cc_comm c;
+	char *s;
+
+	ASSERT_EQ(0, cc_parse_comm(nlmsg_hdr(m), &c));
+	nlmsg_free(m);
+	s = capture(print_comm, &c);
+	ASSERT_NE(NULL, s);
+	EXPECT_NE(NULL, strstr(s, "communicator 7: rank 1 of 4, pid 4242, peer-lost")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "  1      self")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "  3      lost")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "allreduce")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, " ring ")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "1500.000")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "level2 convergence 1.50")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "level0 1000, 400.0, 80.0")) TH_LOG("%s", s);
+	free(s);
+	s = capture(print_table, &c);
+	EXPECT_NE(NULL, strstr(s, "7      4242     1/4         peer-lost")) TH_LOG("%s", s);
+	free(s);
+
+	j = cc_comm_json(&c, true);
+	ASSERT_TRUE(json_object_object_get_ex(j, "state", &v));
+	EXPECT_STREQ("peer-lost", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "bytes", &v));
+	EXPECT_EQ(123456789, json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "peers", &v));
+	ASSERT_EQ(4, json_object_array_length(v));
+	e = json_object_array_get_idx(v, 3);
+	ASSERT_TRUE(json_object_object_get_ex(e, "state", &v));
+	EXPECT_STREQ("lost", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "last_ops", &v));
+	ASSERT_EQ(2, json_object_array_length(v));
+	e = json_object_array_get_idx(v, 1);
+	ASSERT_TRUE(json_object_object_get_ex(e, "algo", &v));
+	ASSERT_TRUE(json_object_object_get_ex(v, "level1", &v));
+	EXPECT_STREQ("NHR", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "algos", &v));
+	ASSERT_TRUE(json_object_object_get_ex(v, "allgather", &v));
+	ASSERT_TRUE(json_object_object_get_ex(v, "level1", &v));
+	EXPECT_STREQ("ring", json_object_get_string(v));
+	json_object_put(j);
+	j = cc_comm_json(&c, false);
+	EXPECT_FALSE(json_object_object_get_ex(j, "peers", &v));
+	json_object_put(j);
+	cc_comm_release(&c);
+}
+
+TEST(sizes_parse_with_binary_suffixes)
+{
+	u64 v;
+
+	ASSERT_EQ(0, cc_parse_bytes("64M", &v));
+	EXPECT_EQ(64ull << 20, v);
+	ASSERT_EQ(0, cc_parse_bytes("4k", &v));
+	EXPECT_EQ(4096, v);
+	ASSERT_EQ(0, cc_parse_bytes("1GB", &v));
+	EXPECT_EQ(1ull << 30, v);
+	ASSERT_EQ(0, cc_parse_bytes("12", &v));
+	EXPECT_EQ(12, v);
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("", &v));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("-1", &v));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("1X", &v));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("M", &v));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("99999999T", &v));
+}
+
+TEST(explain_reports_what_selection_and_the_plan_do)
+{
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 }, want;
+	struct kc_plan *p;
+	struct kc_op_desc d = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_FP32,
+				.count = (64u << 20) / 4 };
+	struct cc_explain x;
+	struct kc_topo t;
+	char err[256];
+	u64 best;
+	u32 i;
+	char *s;
+
+	ASSERT_EQ(0, kc_topo_init_regular(&t, 1, 4, 2));
+	best = kc_select_cfg(&t, &d, &cfg, NULL, &want);
+	ASSERT_EQ(0, cc_explain_run(&t, 0, KCOLL_OP_ALLREDUCE, 64u << 20, &cfg, NULL, &x, err,
+				    sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(best, x.time_fs);
+	/* what selection resolved, built directly: the plan explain describes */
+	ASSERT_EQ(0, kc_plan_build(&t, 0, &d, &want, &p, NULL, 0));
+	EXPECT_EQ(0, memcmp(p->algo, x.chosen, sizeof(x.chosen)));
+	EXPECT_EQ(p->nsteps, x.nsteps);
+	kc_plan_free(p);
+	EXPECT_EQ(4, x.nservers);
+	EXPECT_LT(0, x.nsteps);
+	EXPECT_LT(0, x.sent);
+	ASSERT_LT(1, x.nalt);
+	for (i = 0; i < x.nalt; i++) {
+		/* nothing selection weighs beats what it chose */
+		EXPECT_LE(x.time_fs, x.alt[i].time_fs) TH_LOG("%s", x.alt[i].name);
+		if (i)
+			EXPECT_LE(x.alt[i - 1].time_fs, x.alt[i].time_fs);
+	}
+	EXPECT_NE(NULL, strstr(x.why, "least modelled time")) TH_LOG("%s", x.why);
+	s = capture(print_explain, &x);
+	EXPECT_NE(NULL, strstr(s, "allreduce of 67108864 bytes")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "predicted time: ")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "candidates (modelled time):")) TH_LOG("%s", s);
+	free(s);
+
+	/* a configuration that fixes every level: no choice, no candidates */
+	cfg.algo[KCOLL_LEVEL0] = KCOLL_ALGO_RING;
+	cfg.algo[KCOLL_LEVEL1] = KCOLL_ALGO_RING;
+	cfg.algo[KCOLL_LEVEL2] = KCOLL_ALGO_RING;
+	ASSERT_EQ(0, cc_explain_run(&t, 3, KCOLL_OP_ALLREDUCE, 1024, &cfg, NULL, &x, err,
+				    sizeof(err)));
+	EXPECT_EQ(KCOLL_ALGO_RING, x.chosen[KCOLL_LEVEL1]);
+	EXPECT_NE(NULL, strstr(x.why, "every level is configured")) TH_LOG("%s", x.why);
+	EXPECT_EQ(-EOPNOTSUPP, cc_explain_run(&t, 0, KCOLL_OP_ALLTOALLV, 1024, &cfg, NULL, &x,
+					      err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "alltoallv")) TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, cc_explain_run(&t, 8, KCOLL_OP_ALLREDUCE, 1024, &cfg, NULL, &x, err,
+					  sizeof(err)));
+	kc_topo_free(&t);
+}
+
+/* ------------------------------------------------- the binary, no module */
+
+struct run {
+	int status;
+	char out[8192];
+};
+
+static int run(struct run *r, const char *args)
+{
+	const char *bin = getenv("COLLCTL_BIN");
+	char cmd[1024];
+	size_t n;
+	FILE *p;
+
+	if (!bin)
+		bin = "build/bin/collctl";
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", bin, args);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fread(r->out, 1, sizeof(r->out) - 1, p);
+	r->out[n] = '\0';
+	r->status = pclose(p);
+	r->status = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
+	return 0;
+}
+
+/* The tests below need a machine without the kcoll family (the host). */
+static bool family_present(void)
+{
+	struct cc_nl *nl;
+	char err[256];
+
+	if (cc_nl_open(&nl, err, sizeof(err)))
+		return false;
+	cc_nl_close(nl);
+	return true;
+}
+
+TEST(without_the_module_collctl_says_what_to_do)
+{
+	struct run r;
+
+	if (family_present())
+		SKIP(return, "the kcoll family is registered here");
+	ASSERT_EQ(0, run(&r, "show 1"));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "family 'kcoll' is not registered (is the kcoll module "
+			       "loaded? 'modprobe kcoll')")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "-j monitor -c 1 -t 1"));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "is the kcoll module loaded?")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "-D /nonexistent/kcoll show"));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "/nonexistent/kcoll")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "show x1"));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "'x1' is not a communicator id")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "monitor -c 0"));
+	EXPECT_EQ(2, r.status);
+	ASSERT_EQ(0, run(&r, "-S /nonexistent config"));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "is the kcoll module loaded?")) TH_LOG("%s", r.out);
+}
+
+TEST(explain_without_the_module_uses_the_builtin_model)
+{
+	struct run r;
+
+	ASSERT_EQ(0, run(&r, "-S /nonexistent explain --op allreduce --bytes 64M --ranks 8"));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "link model: built-in defaults (module not loaded)"))
+		TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "on 8 ranks (8 servers, 1 super pods)")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "-S /nonexistent -j explain --op reduce --bytes 4M"));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "\"predicted_us\"")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "explain --bytes 4M"));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "needs --op OP and --bytes N")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "explain --op nosuch --bytes 4M"));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "unknown operation 'nosuch'")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "explain --op allreduce --bytes 4Q"));
+	EXPECT_EQ(2, r.status);
+	ASSERT_EQ(0, run(&r, "explain --op allreduce --bytes 4M --ranks 6 --per-server 4"));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "6 ranks do not split into servers of 4")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "explain --op allreduce --bytes 4M --ranks 4 7"));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "COMM has its own topology")) TH_LOG("%s", r.out);
+}
+
+/* Write a fake sysfs directory with the link model attributes. */
+static int fake_sysfs(const char *dir, unsigned int alpha_ns, unsigned int gbps)
+{
+	static const char *const f[] = { "alpha_ns", "gbps", "reduce_gbps" };
+	char path[512];
+	unsigned int l, i;
+	FILE *o;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -1;
+	for (l = 0; l < 3; l++) {
+		for (i = 0; i < 3; i++) {
+			snprintf(path, sizeof(path), "%s/level%u_%s", dir, l, f[i]);
+			o = fopen(path, "w");
+			if (!o)
+				return -1;
+			fprintf(o, "%u\n", i == 0 ? alpha_ns : i == 1 ? gbps : 80);
+			fclose(o);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/level2_conv_pct", dir);
+	o = fopen(path, "w");
+	if (!o)
+		return -1;
+	fprintf(o, "100\n");
+	fclose(o);
+	snprintf(path, sizeof(path), "%s/algo", dir);
+	o = fopen(path, "w");
+	if (!o)
+		return -1;
+	fprintf(o, "\n");
+	fclose(o);
+	return 0;
+}
+
+TEST(explain_takes_the_link_model_from_sysfs)
+{
+	char dir[] = "/tmp/test_collctl.XXXXXX", args[512];
+	struct run r;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	/* the defaults in sysfs units: the same choice as the built-in model */
+	ASSERT_EQ(0, fake_sysfs(dir, 5000, 200));
+	snprintf(args, sizeof(args), "-S %s explain --op reduce --bytes 4M --ranks 8", dir);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "level1   NA          NHR")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "link model: /tmp/test_collctl.")) TH_LOG("%s", r.out);
+	/* 10 ms latency, 1 Pbit/s: latency-bound, the tree wins (selftests/sim/test_model) */
+	ASSERT_EQ(0, fake_sysfs(dir, 10000000, 1000000));
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "level1   NA          tree")) TH_LOG("%s", r.out);
+	/* --algo wins over the model */
+	snprintf(args, sizeof(args), "-S %s explain --op reduce --bytes 4M --ranks 8 "
+		 "--algo level1:ring", dir);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "level1   ring        ring")) TH_LOG("%s", r.out);
+	snprintf(args, sizeof(args), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(args));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * collctl explain (see collctl_explain.h).  The candidates shown are the
+ * ones automatic selection weighs: each flat algorithm on every level the
+ * configuration leaves automatic, and the whole-operation builders
+ * (Pipeline, AHC, AHC_BROKE) when level1 and level2 both are; Mesh only
+ * inside one server, as kc_cost.c never picks it between servers; the choice
+ * itself may mix flat algorithms per level, which is why it is computed
+ * by kc_select_cfg() and not taken from the list.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collctl_explain.h"
+#include "kc_cfg.h"
+#include "kc_reduce.h"
+
+static const char *const level_names[KCOLL_LEVEL_COUNT] = { "level0", "level1", "level2" };
+
+int cc_parse_bytes(const char *s, u64 *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || (shift && v > (~0ull >> shift)))
+		return -EINVAL;
+	*out = (u64)v << shift;
+	return 0;
+}
+
+static bool per_rank_op(u32 op)
+{
+	return op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER ||
+	       op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER || op == KCOLL_OP_ALLTOALL;
+}
+
+static int alt_cmp(const void *a, const void *b)
+{
+	const struct cc_explain_alt *x = a, *y = b;
+
+	return x->time_fs < y->time_fs ? -1 : x->time_fs > y->time_fs;
+}
+
+static void add_alt(struct cc_explain *x, const struct kc_topo *t, u64 n,
+		    const struct kc_algo_cfg *c, const struct kc_cost_model *m, const char *name)
+{
+	struct cc_explain_alt *a;
+
+	if (x->nalt >= CC_EXPLAIN_MAX_ALT)
+		return;
+	a = &x->alt[x->nalt++];
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	a->time_fs = kc_cost_op(t, x->op, n, c, m);
+}
+
+static void weigh_candidates(struct cc_explain *x, const struct kc_topo *t,
+			     const struct kc_algo_cfg *cfg, const struct kc_cost_model *m, u64 n)
+{
+	static const u32 flat[] = {
+		KCOLL_ALGO_MESH, KCOLL_ALGO_NHR, KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NB,
+		KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE,
+	};
+	static const u32 whole[] = { KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC, KCOLL_ALGO_AHC_BROKE };
+	u32 i, l;
+
+	for (i = 0; i < ARRAY_SIZE(flat); i++) {
+		struct kc_algo_cfg c = *cfg;
+		char name[48];
+
+		/* as kc_cost_pick(): selection never runs Mesh between servers */
+		if (flat[i] == KCOLL_ALGO_MESH && t->nservers > 1)
+			continue;
+		for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+			if (c.algo[l] == KCOLL_ALGO_AUTO)
+				c.algo[l] = flat[i];
+		snprintf(name, sizeof(name), "%s on every automatic level",
+			 kc_cfg_algo_token(flat[i]));
+		add_alt(x, t, n, &c, m, name);
+	}
+	for (i = 0; i < ARRAY_SIZE(whole); i++) {
+		struct kc_algo_cfg c = *cfg;
+
+		if (cfg->algo[KCOLL_LEVEL1] != KCOLL_ALGO_AUTO ||
+		    cfg->algo[KCOLL_LEVEL2] != KCOLL_ALGO_AUTO ||
+		    !kc_algo_supports(kc_algo_get(whole[i]), x->op))
+			continue;
+		c.algo[KCOLL_LEVEL1] = whole[i];
+		add_alt(x, t, n, &c, m, kc_cfg_algo_token(whole[i]));
+	}
+	qsort(x->alt, x->nalt, sizeof(x->alt[0]), alt_cmp);
+}
+
+static void explain_why(struct cc_explain *x)
+{
+	const struct cc_explain_alt *next = NULL;
+	u32 i;
+
+	if (!x->any_auto) {
+		snprintf(x->why, sizeof(x->why), "every level is configured: the algo string "
+			 "decides, the model only predicts the time");
+		return;
+	}
+	/* the best candidate slower than the choice: what it beat */
+	for (i = 0; i < x->nalt && !next; i++)
+		if (x->alt[i].time_fs != KC_COST_INF && x->alt[i].time_fs > x->time_fs)
+			next = &x->alt[i];
+	if (next && x->time_fs)
+		snprintf(x->why, sizeof(x->why), "least modelled time of the %u candidates; the "
+			 "next best, %s, is %.1f%% slower", x->nalt, next->name,
+			 100.0 * ((double)next->time_fs / (double)x->time_fs - 1.0));
+	else
+		snprintf(x->why, sizeof(x->why), "least modelled time of the %u candidates",
+			 x->nalt);
+}
+
+int cc_explain_run(const struct kc_topo *t, u32 rank, u32 op, u64 bytes,
+		   const struct kc_algo_cfg *cfg, const struct kc_cost_model *model,
+		   struct cc_explain *x, char *err, size_t errlen)
+{
+	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
+	struct kc_algo_cfg resolved;
+	struct kc_plan *plan;
+	char msg[160] = "";
+	u32 l;
+	int ret;
+
+	memset(x, 0, sizeof(*x));
+	if (op == KCOLL_OP_ALLTOALLV) {
+		snprintf(err, errlen, "explain does not model alltoallv (its per-peer counts); "
+			 "explain alltoall of the same size instead");
+		return -EOPNOTSUPP;
+	}
+	if (rank >= t->nranks) {
+		snprintf(err, errlen, "rank %u out of range for %u ranks", rank, t->nranks);
+		return -EINVAL;
+	}
+	x->op = op;
+	x->rank = rank;
+	x->nranks = t->nranks;
+	x->nservers = t->nservers;
+	x->npods = t->npods;
+	x->bytes = bytes;
+	d.count = op == KCOLL_OP_BARRIER ? 0 : bytes / kc_dtype_size(KCOLL_FP32);
+	if (per_rank_op(op))
+		d.count /= t->nranks;
+	if (op == KCOLL_OP_BARRIER)
+		d.dtype = KCOLL_UINT8;
+	x->count = d.count;
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		x->configured[l] = cfg->algo[l];
+		x->any_auto |= cfg->algo[l] == KCOLL_ALGO_AUTO;
+	}
+	x->time_fs = kc_select_cfg(t, &d, cfg, model, &resolved);
+	ret = kc_plan_build_model(t, rank, &d, cfg, model, &plan, msg, sizeof(msg));
+	if (ret) {
+		snprintf(err, errlen, "%s of %" PRIu64 " bytes on %u ranks: %s", kc_op_name(op),
+			 bytes, t->nranks, msg[0] ? msg : strerror(-ret));
+		return ret;
+	}
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+		x->chosen[l] = plan->algo[l];
+	x->nsteps = plan->nsteps;
+	x->nrounds = plan->nrounds;
+	x->npeers = plan->npeers;
+	x->sent = kc_plan_bytes_sent(plan);
+	x->received = kc_plan_bytes_received(plan);
+	snprintf(x->note, sizeof(x->note), "%s", plan->note);
+	kc_plan_free(plan);
+	weigh_candidates(x, t, cfg, model, kc_cost_bytes(&d, t->nranks));
+	explain_why(x);
+	return 0;
+}
+
+static double fs_to_us(u64 fs)
+{
+	return (double)fs / 1e9;
+}
+
+void cc_explain_print(FILE *f, const struct cc_explain *x)
+{
+	u32 l, i;
+
+	fprintf(f, "%s of %" PRIu64 " bytes (%" PRIu64 " float elements%s) on %u ranks "
+		"(%u servers, %u super pods), as rank %u\n", kc_op_name(x->op), x->bytes,
+		x->count, per_rank_op(x->op) ? " per rank" : "", x->nranks, x->nservers,
+		x->npods, x->rank);
+	fprintf(f, "%-8s %-11s %s\n", "level", "configured", "runs");
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+		fprintf(f, "%-8s %-11s %s\n", level_names[l], kc_cfg_algo_token(x->configured[l]),
+			x->chosen[l] ? kc_cfg_algo_token(x->chosen[l]) : "-");
+	fprintf(f, "plan: %u steps in %u rounds with %u peers; this rank sends %" PRIu64
+		" and receives %" PRIu64 " bytes%s%s\n", x->nsteps, x->nrounds, x->npeers,
+		x->sent, x->received, x->note[0] ? "; " : "", x->note);
+	if (x->time_fs == KC_COST_INF)
+		fprintf(f, "predicted time: not modelled\n");
+	else
+		fprintf(f, "predicted time: %.3f us\n", fs_to_us(x->time_fs));
+	fprintf(f, "why: %s\n", x->why);
+	if (!x->any_auto)
+		return;
+	fprintf(f, "candidates (modelled time):\n");
+	for (i = 0; i < x->nalt; i++) {
+		if (x->alt[i].time_fs == KC_COST_INF)
+			fprintf(f, "  %14s  %s\n", "cannot run", x->alt[i].name);
+		else
+			fprintf(f, "  %11.3f us  %s\n", fs_to_us(x->alt[i].time_fs),
+				x->alt[i].name);
+	}
+}
+
+json_object *cc_explain_json(const struct cc_explain *x)
+{
+	json_object *o = json_object_new_object(), *lv = json_object_new_object();
+	json_object *a = json_object_new_array();
+	u32 l, i;
+
+	json_object_object_add(o, "op", json_object_new_string(kc_op_name(x->op)));
+	json_object_object_add(o, "bytes", json_object_new_uint64(x->bytes));
+	json_object_object_add(o, "count", json_object_new_uint64(x->count));
+	json_object_object_add(o, "nranks", json_object_new_uint64(x->nranks));
+	json_object_object_add(o, "nservers", json_object_new_uint64(x->nservers));
+	json_object_object_add(o, "npods", json_object_new_uint64(x->npods));
+	json_object_object_add(o, "rank", json_object_new_uint64(x->rank));
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "configured", json_object_new_string(
+			kc_cfg_algo_token(x->configured[l])));
+		json_object_object_add(e, "runs", x->chosen[l] ? json_object_new_string(
+			kc_cfg_algo_token(x->chosen[l])) : NULL);
+		json_object_object_add(lv, level_names[l], e);
+	}
+	json_object_object_add(o, "levels", lv);
+	json_object_object_add(o, "steps", json_object_new_uint64(x->nsteps));
+	json_object_object_add(o, "rounds", json_object_new_uint64(x->nrounds));
+	json_object_object_add(o, "peers", json_object_new_uint64(x->npeers));
+	json_object_object_add(o, "bytes_sent", json_object_new_uint64(x->sent));
+	json_object_object_add(o, "bytes_received", json_object_new_uint64(x->received));
+	json_object_object_add(o, "note", json_object_new_string(x->note));
+	json_object_object_add(o, "predicted_us", x->time_fs == KC_COST_INF ? NULL :
+			       json_object_new_double(fs_to_us(x->time_fs)));
+	json_object_object_add(o, "why", json_object_new_string(x->why));
+	for (i = 0; x->any_auto && i < x->nalt; i++) {
+		json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "candidate", json_object_new_string(x->alt[i].name));
+		json_object_object_add(e, "predicted_us", x->alt[i].time_fs == KC_COST_INF ?
+				       NULL : json_object_new_double(fs_to_us(x->alt[i].time_fs)));
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(o, "candidates", a);
+	return o;
+}

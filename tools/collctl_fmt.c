@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Text and JSON for communicators and events (see collctl_fmt.h).  The
+ * JSON keys are the text's column names; numbers stay numbers (bytes,
+ * nanoseconds, femtoseconds), so scripts need not parse units.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "collctl_fmt.h"
+#include "kc_cfg.h"
+#include "kc_coll.h"
+
+static const char *const comm_states[] = { "ready", "peer-lost", "failed" };
+static const char *const peer_states[] = {
+	"idle", "connecting", "up", "failed", "closed", "lost",
+};
+static const char *const level_names[KCOLL_LEVEL_COUNT] = { "level0", "level1", "level2" };
+
+const char *cc_comm_state_name(uint32_t state)
+{
+	return state < sizeof(comm_states) / sizeof(comm_states[0]) ? comm_states[state] : "?";
+}
+
+const char *cc_peer_state_name(uint32_t state)
+{
+	return state < sizeof(peer_states) / sizeof(peer_states[0]) ? peer_states[state] : "?";
+}
+
+const char *cc_event_name(uint8_t cmd)
+{
+	switch (cmd) {
+	case KCOLL_CMD_EVENT_COMM_NEW: return "comm-new";
+	case KCOLL_CMD_EVENT_COMM_DEL: return "comm-del";
+	case KCOLL_CMD_EVENT_OP_FAIL: return "op-fail";
+	case KCOLL_CMD_EVENT_PEER_LOST: return "peer-lost";
+	}
+	return "?";
+}
+
+const char *cc_used_algo_name(uint32_t algo)
+{
+	return algo ? kc_cfg_algo_token(algo) : "-";
+}
+
+static const char *op_name(uint32_t op)
+{
+	return op < KCOLL_OP_COUNT ? kc_op_name(op) : "?";
+}
+
+/* strerror() without the libc's locale and for 0: "ok". */
+static const char *errno_name(uint32_t e)
+{
+	return e ? strerror((int)e) : "ok";
+}
+
+void cc_print_comm_table(FILE *f, const struct cc_comm *comms, size_t n)
+{
+	size_t i;
+
+	fprintf(f, "%-6s %-8s %-11s %-10s %-9s %12s %16s %8s %8s\n", "comm", "pid", "rank",
+		"state", "error", "ops", "bytes", "errors", "timeouts");
+	for (i = 0; i < n; i++) {
+		const struct cc_comm *c = &comms[i];
+		char rank[32];
+
+		snprintf(rank, sizeof(rank), "%u/%u", c->rank, c->nranks);
+		fprintf(f, "%-6" PRIu64 " %-8u %-11s %-10s %-9s %12" PRIu64 " %16" PRIu64
+			" %8" PRIu64 " %8" PRIu64 "\n", c->id, c->pid, rank,
+			cc_comm_state_name(c->state), c->err ? errno_name(c->err) : "-",
+			c->ops, c->bytes, c->errors, c->timeouts);
+	}
+	if (!n)
+		fprintf(f, "(no communicators)\n");
+}
+
+static void print_lastop(FILE *f, const struct cc_lastop *l)
+{
+	fprintf(f, "  %-8" PRIu64 " %-14s %12" PRIu64 " %14" PRIu64 "  %-9s %-9s %-9s %12.3f  %s\n",
+		l->id, op_name(l->op), l->count, l->bytes, cc_used_algo_name(l->algo[0]),
+		cc_used_algo_name(l->algo[1]), cc_used_algo_name(l->algo[2]),
+		(double)l->duration_ns / 1e3, errno_name(l->status));
+}
+
+void cc_print_comm(FILE *f, const struct cc_comm *c)
+{
+	uint32_t i, l;
+
+	fprintf(f, "communicator %" PRIu64 ": rank %u of %u, pid %u, %s", c->id, c->rank,
+		c->nranks, c->pid, cc_comm_state_name(c->state));
+	if (c->err)
+		fprintf(f, " (%s)", errno_name(c->err));
+	fprintf(f, "\n  ops %" PRIu64 ", bytes %" PRIu64 ", errors %" PRIu64 ", timeouts %"
+		PRIu64 ", in flight %u\n", c->ops, c->bytes, c->errors, c->timeouts, c->inflight);
+	fprintf(f, "  chunk_bytes %u, slots %u, timeout_ms %u\n", c->chunk_bytes, c->slots,
+		c->timeout_ms);
+	if (c->npeers) {
+		fprintf(f, "peers:\n  %-6s %-11s %-7s %s\n", "rank", "state", "server", "pod");
+		for (i = 0; i < c->npeers; i++)
+			fprintf(f, "  %-6u %-11s %-7u %u\n", c->peers[i].rank,
+				c->peers[i].rank == c->rank ? "self" :
+				cc_peer_state_name(c->peers[i].state),
+				c->peers[i].server, c->peers[i].pod);
+	}
+	fprintf(f, "last operations (oldest first):\n");
+	if (!c->nlast)
+		fprintf(f, "  (none yet)\n");
+	else
+		fprintf(f, "  %-8s %-14s %12s %14s  %-9s %-9s %-9s %12s  %s\n", "op_id", "op",
+			"count", "bytes", "level0", "level1", "level2", "time_us", "status");
+	for (i = 0; i < c->nlast; i++)
+		print_lastop(f, &c->last[i]);
+	if (c->has_model) {
+		fprintf(f, "link model (alpha_ns, Gbit/s, reduce Gbit/s):\n");
+		for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+			fprintf(f, "  %s %.0f, %.1f, %.1f\n", level_names[l],
+				(double)c->link[l].alpha_fs / 1e6,
+				c->link[l].beta_fs ? 8e6 / (double)c->link[l].beta_fs : 0.0,
+				c->link[l].gamma_fs ? 8e6 / (double)c->link[l].gamma_fs : 0.0);
+		fprintf(f, "  level2 convergence %.2f\n", c->conv_q8 / 256.0);
+	}
+	if (c->has_algos) {
+		fprintf(f, "configured algorithms (NA: chosen by the model per operation):\n");
+		for (i = 0; i < KCOLL_OP_COUNT; i++)
+			fprintf(f, "  %-14s %-9s %-9s %s\n", op_name(i),
+				kc_cfg_algo_token(c->algos[i].algo[0]),
+				kc_cfg_algo_token(c->algos[i].algo[1]),
+				kc_cfg_algo_token(c->algos[i].algo[2]));
+	}
+}
+
+static json_object *j_u64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+static void add(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+static json_object *lastop_json(const struct cc_lastop *l)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_object();
+	uint32_t i;
+
+	add(o, "op_id", j_u64(l->id));
+	add(o, "op", json_object_new_string(op_name(l->op)));
+	add(o, "count", j_u64(l->count));
+	add(o, "bytes", j_u64(l->bytes));
+	for (i = 0; i < KCOLL_LEVEL_COUNT; i++)
+		add(a, level_names[i], l->algo[i] ? json_object_new_string(
+			kc_cfg_algo_token(l->algo[i])) : NULL);
+	add(o, "algo", a);
+	add(o, "duration_ns", j_u64(l->duration_ns));
+	add(o, "status", json_object_new_string(errno_name(l->status)));
+	add(o, "errno", json_object_new_int((int)l->status));
+	return o;
+}
+
+json_object *cc_comm_json(const struct cc_comm *c, bool detail)
+{
+	json_object *o = json_object_new_object(), *a;
+	uint32_t i, l;
+
+	add(o, "comm", j_u64(c->id));
+	add(o, "pid", j_u64(c->pid));
+	add(o, "rank", j_u64(c->rank));
+	add(o, "nranks", j_u64(c->nranks));
+	add(o, "state", json_object_new_string(cc_comm_state_name(c->state)));
+	add(o, "error", c->err ? json_object_new_string(errno_name(c->err)) : NULL);
+	add(o, "ops", j_u64(c->ops));
+	add(o, "bytes", j_u64(c->bytes));
+	add(o, "errors", j_u64(c->errors));
+	add(o, "timeouts", j_u64(c->timeouts));
+	add(o, "inflight", j_u64(c->inflight));
+	if (!detail)
+		return o;
+	add(o, "chunk_bytes", j_u64(c->chunk_bytes));
+	add(o, "slots", j_u64(c->slots));
+	add(o, "timeout_ms", j_u64(c->timeout_ms));
+	a = json_object_new_array();
+	for (i = 0; i < c->npeers; i++) {
+		json_object *p = json_object_new_object();
+
+		add(p, "rank", j_u64(c->peers[i].rank));
+		add(p, "state", json_object_new_string(c->peers[i].rank == c->rank ? "self" :
+			cc_peer_state_name(c->peers[i].state)));
+		add(p, "server", j_u64(c->peers[i].server));
+		add(p, "pod", j_u64(c->peers[i].pod));
+		json_object_array_add(a, p);
+	}
+	add(o, "peers", a);
+	a = json_object_new_array();
+	for (i = 0; i < c->nlast; i++)
+		json_object_array_add(a, lastop_json(&c->last[i]));
+	add(o, "last_ops", a);
+	if (c->has_model) {
+		json_object *m = json_object_new_object();
+
+		for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+			json_object *k = json_object_new_object();
+
+			add(k, "alpha_fs", j_u64(c->link[l].alpha_fs));
+			add(k, "beta_fs", j_u64(c->link[l].beta_fs));
+			add(k, "gamma_fs", j_u64(c->link[l].gamma_fs));
+			add(m, level_names[l], k);
+		}
+		add(m, "conv_q8", j_u64(c->conv_q8));
+		add(o, "model", m);
+	}
+	if (c->has_algos) {
+		json_object *m = json_object_new_object();
+
+		for (i = 0; i < KCOLL_OP_COUNT; i++) {
+			json_object *k = json_object_new_object();
+
+			for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+				add(k, level_names[l], json_object_new_string(
+					kc_cfg_algo_token(c->algos[i].algo[l])));
+			add(k, "pipe_bytes", j_u64(c->algos[i].pipe_bytes));
+			add(m, op_name(i), k);
+		}
+		add(o, "algos", m);
+	}
+	return o;
+}
+
+void cc_print_event(FILE *f, const struct cc_event *ev, const char *stamp)
+{
+	fprintf(f, "%s %-9s comm %" PRIu64 " rank %u/%u pid %u", stamp, cc_event_name(ev->cmd),
+		ev->id, ev->rank, ev->nranks, ev->pid);
+	switch (ev->cmd) {
+	case KCOLL_CMD_EVENT_COMM_DEL:
+		fprintf(f, " ops %" PRIu64 " errors %" PRIu64, ev->ops, ev->errors);
+		if (ev->err)
+			fprintf(f, " (%s)", errno_name(ev->err));
+		break;
+	case KCOLL_CMD_EVENT_OP_FAIL:
+		fprintf(f, " op %" PRIu64 " %s count %" PRIu64 ": %s", ev->op.id,
+			op_name(ev->op.op), ev->op.count, errno_name(ev->op.status));
+		break;
+	case KCOLL_CMD_EVENT_PEER_LOST:
+		fprintf(f, " peer %u: %s", ev->peer, errno_name(ev->err));
+		break;
+	}
+	fprintf(f, "\n");
+}
+
+json_object *cc_event_json(const struct cc_event *ev, const char *stamp)
+{
+	json_object *o = json_object_new_object();
+
+	add(o, "time", json_object_new_string(stamp));
+	add(o, "event", json_object_new_string(cc_event_name(ev->cmd)));
+	add(o, "comm", j_u64(ev->id));
+	add(o, "pid", j_u64(ev->pid));
+	add(o, "rank", j_u64(ev->rank));
+	add(o, "nranks", j_u64(ev->nranks));
+	if (ev->has_counters) {
+		add(o, "ops", j_u64(ev->ops));
+		add(o, "errors", j_u64(ev->errors));
+		add(o, "error", ev->err ? json_object_new_string(errno_name(ev->err)) : NULL);
+	}
+	if (ev->cmd == KCOLL_CMD_EVENT_PEER_LOST) {
+		add(o, "peer", j_u64(ev->peer));
+		add(o, "error", json_object_new_string(errno_name(ev->err)));
+	}
+	if (ev->has_op)
+		add(o, "op", lastop_json(&ev->op));
+	return o;
+}

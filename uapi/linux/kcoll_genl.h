@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * kcoll: the generic netlink family "kcoll", user-space ABI.
+ *
+ * What the module tells observers (collctl show, collctl monitor) about
+ * its communicators: a dump or get of KCOLL_CMD_COMM_GET, and
+ * notifications on the multicast group "events".  Values of the enums
+ * below never change meaning; new ones are appended before the __*_MAX
+ * sentinels.  Enum values of other headers (operation, algorithm) are
+ * those of <linux/kcoll.h>.  The family is in the initial network
+ * namespace only.
+ *
+ * This header may include <linux/types.h> only.
+ */
+#ifndef _UAPI_LINUX_KCOLL_GENL_H
+#define _UAPI_LINUX_KCOLL_GENL_H
+
+#include <linux/types.h>
+
+#define KCOLL_GENL_NAME			"kcoll"
+#define KCOLL_GENL_VERSION		1
+#define KCOLL_GENL_MCGRP_EVENTS		"events"
+
+/* Operations kept per communicator for KCOLL_A_COMM_LAST_OPS. */
+#define KCOLL_GENL_LAST_OPS		8
+
+/**
+ * enum kcoll_genl_cmd - commands and notifications
+ * @KCOLL_CMD_UNSPEC: unused
+ * @KCOLL_CMD_COMM_GET: request: with NLM_F_DUMP every communicator, else
+ *	the one KCOLL_A_COMM_ID names (ENOENT if none); reply: one message
+ *	per communicator with every KCOLL_A_COMM_* attribute
+ * @KCOLL_CMD_EVENT_COMM_NEW: notification: a communicator is connected
+ *	and ready (KCOLL_A_COMM_ID, _PID, _RANK, _NRANKS)
+ * @KCOLL_CMD_EVENT_COMM_DEL: notification: a communicator is being
+ *	destroyed (KCOLL_A_COMM_ID, _PID, _RANK, _NRANKS and the counters
+ *	_STATE, _ERR, _OPS, _BYTES, _ERRORS, _TIMEOUTS as its owner left it,
+ *	before the tear-down cancels what is still queued)
+ * @KCOLL_CMD_EVENT_OP_FAIL: notification: the first operation of a
+ *	communicator that failed (KCOLL_A_COMM_ID, KCOLL_A_EVENT_OP, a nest
+ *	of enum kcoll_lastop_attr); later failures of the same communicator
+ *	(which refuses operations from then on) only count in
+ *	KCOLL_A_COMM_ERRORS, so a failing communicator does not flood
+ *	listeners; operations cancelled by abort or close (ECANCELED) are
+ *	not reported
+ * @KCOLL_CMD_EVENT_PEER_LOST: notification: the connection to a peer was
+ *	lost (KCOLL_A_COMM_ID, KCOLL_A_EVENT_PEER, KCOLL_A_COMM_ERR), once
+ *	per peer
+ * @__KCOLL_CMD_MAX: sentinel
+ */
+enum kcoll_genl_cmd {
+	KCOLL_CMD_UNSPEC,
+	KCOLL_CMD_COMM_GET,
+	KCOLL_CMD_EVENT_COMM_NEW,
+	KCOLL_CMD_EVENT_COMM_DEL,
+	KCOLL_CMD_EVENT_OP_FAIL,
+	KCOLL_CMD_EVENT_PEER_LOST,
+	__KCOLL_CMD_MAX
+};
+
+#define KCOLL_CMD_MAX	(__KCOLL_CMD_MAX - 1)
+
+/**
+ * enum kcoll_comm_state - KCOLL_A_COMM_STATE
+ * @KCOLL_COMM_STATE_READY: accepts operations
+ * @KCOLL_COMM_STATE_PEER_LOST: a peer left: new operations are refused,
+ *	running ones finish if they no longer need it
+ * @KCOLL_COMM_STATE_FAILED: a fatal error (KCOLL_A_COMM_ERR): every
+ *	operation is refused until the communicator is destroyed
+ * @__KCOLL_COMM_STATE_MAX: sentinel
+ */
+enum kcoll_comm_state {
+	KCOLL_COMM_STATE_READY,
+	KCOLL_COMM_STATE_PEER_LOST,
+	KCOLL_COMM_STATE_FAILED,
+	__KCOLL_COMM_STATE_MAX
+};
+
+/**
+ * enum kcoll_peer_state - KCOLL_PEER_A_STATE
+ * @KCOLL_PEER_STATE_IDLE: no connection (not needed yet, or this rank)
+ * @KCOLL_PEER_STATE_CONNECTING: rdma_cm is setting the connection up
+ * @KCOLL_PEER_STATE_UP: connected
+ * @KCOLL_PEER_STATE_FAILED: the connection failed
+ * @KCOLL_PEER_STATE_CLOSED: the connection was closed
+ * @KCOLL_PEER_STATE_LOST: the peer disconnected
+ * @__KCOLL_PEER_STATE_MAX: sentinel
+ */
+enum kcoll_peer_state {
+	KCOLL_PEER_STATE_IDLE,
+	KCOLL_PEER_STATE_CONNECTING,
+	KCOLL_PEER_STATE_UP,
+	KCOLL_PEER_STATE_FAILED,
+	KCOLL_PEER_STATE_CLOSED,
+	KCOLL_PEER_STATE_LOST,
+	__KCOLL_PEER_STATE_MAX
+};
+
+/**
+ * enum kcoll_genl_attr - attributes of the family's messages
+ * @KCOLL_A_UNSPEC: unused
+ * @KCOLL_A_PAD: padding for 64-bit attributes
+ * @KCOLL_A_COMM_ID: u64, the communicator's id (unique until reboot)
+ * @KCOLL_A_COMM_PID: u32, thread group id of the process that created it
+ * @KCOLL_A_COMM_RANK: u32, its rank
+ * @KCOLL_A_COMM_NRANKS: u32, number of ranks
+ * @KCOLL_A_COMM_STATE: u32, enum kcoll_comm_state
+ * @KCOLL_A_COMM_ERR: u32, the error (positive errno) that failed the
+ *	communicator or that the lost peer gave, 0 if none
+ * @KCOLL_A_COMM_OPS: u64, operations completed (successfully or not)
+ * @KCOLL_A_COMM_BYTES: u64, bytes sent and received by completed operations
+ * @KCOLL_A_COMM_ERRORS: u64, operations completed with an error
+ * @KCOLL_A_COMM_TIMEOUTS: u64, of which with ETIMEDOUT
+ * @KCOLL_A_COMM_INFLIGHT: u32, operations submitted and not yet reaped
+ * @KCOLL_A_COMM_CHUNK_BYTES: u32, the communicator's chunk size
+ * @KCOLL_A_COMM_SLOTS: u32, its window
+ * @KCOLL_A_COMM_TIMEOUT_MS: u32, its operation timeout
+ * @KCOLL_A_COMM_PEERS: nest of KCOLL_A_COMM_PEER, one per rank
+ * @KCOLL_A_COMM_PEER: nest of enum kcoll_peer_attr
+ * @KCOLL_A_COMM_LAST_OPS: nest of KCOLL_A_COMM_LAST_OP, oldest first, at
+ *	most KCOLL_GENL_LAST_OPS
+ * @KCOLL_A_COMM_LAST_OP: nest of enum kcoll_lastop_attr
+ * @KCOLL_A_COMM_MODEL: nest of KCOLL_A_COMM_LINK (one per level) and
+ *	KCOLL_A_COMM_CONV_Q8: the link model snapshot automatic selection
+ *	uses for this communicator
+ * @KCOLL_A_COMM_LINK: nest of enum kcoll_link_attr
+ * @KCOLL_A_COMM_CONV_Q8: u32, level-2 convergence ratio in 1/256
+ * @KCOLL_A_COMM_ALGOS: nest of KCOLL_A_COMM_ALGO, one per operation: the
+ *	configured algorithm per level (KCOLL_ALGO_AUTO: chosen per
+ *	operation by the model)
+ * @KCOLL_A_COMM_ALGO: nest of enum kcoll_algo_attr
+ * @KCOLL_A_EVENT_PEER: u32, KCOLL_CMD_EVENT_PEER_LOST: the peer's rank
+ * @KCOLL_A_EVENT_OP: nest of enum kcoll_lastop_attr,
+ *	KCOLL_CMD_EVENT_OP_FAIL: the operation
+ * @__KCOLL_A_MAX: sentinel
+ */
+enum kcoll_genl_attr {
+	KCOLL_A_UNSPEC,
+	KCOLL_A_PAD,
+	KCOLL_A_COMM_ID,
+	KCOLL_A_COMM_PID,
+	KCOLL_A_COMM_RANK,
+	KCOLL_A_COMM_NRANKS,
+	KCOLL_A_COMM_STATE,
+	KCOLL_A_COMM_ERR,
+	KCOLL_A_COMM_OPS,
+	KCOLL_A_COMM_BYTES,
+	KCOLL_A_COMM_ERRORS,
+	KCOLL_A_COMM_TIMEOUTS,
+	KCOLL_A_COMM_INFLIGHT,
+	KCOLL_A_COMM_CHUNK_BYTES,
+	KCOLL_A_COMM_SLOTS,
+	KCOLL_A_COMM_TIMEOUT_MS,
+	KCOLL_A_COMM_PEERS,
+	KCOLL_A_COMM_PEER,
+	KCOLL_A_COMM_LAST_OPS,
+	KCOLL_A_COMM_LAST_OP,
+	KCOLL_A_COMM_MODEL,
+	KCOLL_A_COMM_LINK,
+	KCOLL_A_COMM_CONV_Q8,
+	KCOLL_A_COMM_ALGOS,
+	KCOLL_A_COMM_ALGO,
+	KCOLL_A_EVENT_PEER,
+	KCOLL_A_EVENT_OP,
+	__KCOLL_A_MAX
+};
+
+#define KCOLL_A_MAX	(__KCOLL_A_MAX - 1)
+
+/**
+ * enum kcoll_peer_attr - one rank of a communicator (KCOLL_A_COMM_PEER)
+ * @KCOLL_PEER_A_UNSPEC: unused
+ * @KCOLL_PEER_A_RANK: u32, its rank
+ * @KCOLL_PEER_A_STATE: u32, enum kcoll_peer_state
+ * @KCOLL_PEER_A_SERVER: u32, server id from the rank table
+ * @KCOLL_PEER_A_POD: u32, super-pod id from the rank table
+ * @__KCOLL_PEER_A_MAX: sentinel
+ */
+enum kcoll_peer_attr {
+	KCOLL_PEER_A_UNSPEC,
+	KCOLL_PEER_A_RANK,
+	KCOLL_PEER_A_STATE,
+	KCOLL_PEER_A_SERVER,
+	KCOLL_PEER_A_POD,
+	__KCOLL_PEER_A_MAX
+};
+
+#define KCOLL_PEER_A_MAX	(__KCOLL_PEER_A_MAX - 1)
+
+/**
+ * enum kcoll_lastop_attr - one completed operation
+ * @KCOLL_LASTOP_A_UNSPEC: unused
+ * @KCOLL_LASTOP_A_PAD: padding for 64-bit attributes
+ * @KCOLL_LASTOP_A_ID: u64, the operation id the submit ioctl returned
+ * @KCOLL_LASTOP_A_OP: u32, enum kcoll_op
+ * @KCOLL_LASTOP_A_BYTES: u64, bytes this rank sent and received
+ * @KCOLL_LASTOP_A_ALGO_L0: u32, enum kcoll_algo run at level 0 (0: none)
+ * @KCOLL_LASTOP_A_ALGO_L1: u32, the same at level 1
+ * @KCOLL_LASTOP_A_ALGO_L2: u32, the same at level 2
+ * @KCOLL_LASTOP_A_STATUS: u32, 0 or the positive errno it failed with
+ * @KCOLL_LASTOP_A_DURATION_NS: u64, from its start to its completion
+ * @KCOLL_LASTOP_A_COUNT: u64, its element count
+ * @__KCOLL_LASTOP_A_MAX: sentinel
+ */
+enum kcoll_lastop_attr {
+	KCOLL_LASTOP_A_UNSPEC,
+	KCOLL_LASTOP_A_PAD,
+	KCOLL_LASTOP_A_ID,
+	KCOLL_LASTOP_A_OP,
+	KCOLL_LASTOP_A_BYTES,
+	KCOLL_LASTOP_A_ALGO_L0,
+	KCOLL_LASTOP_A_ALGO_L1,
+	KCOLL_LASTOP_A_ALGO_L2,
+	KCOLL_LASTOP_A_STATUS,
+	KCOLL_LASTOP_A_DURATION_NS,
+	KCOLL_LASTOP_A_COUNT,
+	__KCOLL_LASTOP_A_MAX
+};
+
+#define KCOLL_LASTOP_A_MAX	(__KCOLL_LASTOP_A_MAX - 1)
+
+/**
+ * enum kcoll_link_attr - one level of the link model (KCOLL_A_COMM_LINK)
+ * @KCOLL_LINK_A_UNSPEC: unused
+ * @KCOLL_LINK_A_PAD: padding for 64-bit attributes
+ * @KCOLL_LINK_A_LEVEL: u32, enum kcoll_level
+ * @KCOLL_LINK_A_ALPHA_FS: u64, latency in femtoseconds
+ * @KCOLL_LINK_A_BETA_FS: u64, transfer time per byte in femtoseconds
+ * @KCOLL_LINK_A_GAMMA_FS: u64, reduction time per byte in femtoseconds
+ * @__KCOLL_LINK_A_MAX: sentinel
+ */
+enum kcoll_link_attr {
+	KCOLL_LINK_A_UNSPEC,
+	KCOLL_LINK_A_PAD,
+	KCOLL_LINK_A_LEVEL,
+	KCOLL_LINK_A_ALPHA_FS,
+	KCOLL_LINK_A_BETA_FS,
+	KCOLL_LINK_A_GAMMA_FS,
+	__KCOLL_LINK_A_MAX
+};
+
+#define KCOLL_LINK_A_MAX	(__KCOLL_LINK_A_MAX - 1)
+
+/**
+ * enum kcoll_algo_attr - configured algorithms of one operation
+ * @KCOLL_ALGO_A_UNSPEC: unused
+ * @KCOLL_ALGO_A_PAD: padding for 64-bit attributes
+ * @KCOLL_ALGO_A_OP: u32, enum kcoll_op
+ * @KCOLL_ALGO_A_L0: u32, enum kcoll_algo at level 0
+ * @KCOLL_ALGO_A_L1: u32, the same at level 1
+ * @KCOLL_ALGO_A_L2: u32, the same at level 2
+ * @KCOLL_ALGO_A_PIPE_BYTES: u64, pipelining piece in bytes, 0: none
+ * @__KCOLL_ALGO_A_MAX: sentinel
+ */
+enum kcoll_algo_attr {
+	KCOLL_ALGO_A_UNSPEC,
+	KCOLL_ALGO_A_PAD,
+	KCOLL_ALGO_A_OP,
+	KCOLL_ALGO_A_L0,
+	KCOLL_ALGO_A_L1,
+	KCOLL_ALGO_A_L2,
+	KCOLL_ALGO_A_PIPE_BYTES,
+	__KCOLL_ALGO_A_MAX
+};
+
+#define KCOLL_ALGO_A_MAX	(__KCOLL_ALGO_A_MAX - 1)
+
+#endif /* _UAPI_LINUX_KCOLL_GENL_H */
