@@ -414,8 +414,13 @@ static int kcoll_prepare(struct kcoll_file *kf, struct kcoll_comm *comm, struct 
 	ret = kcoll_resolve(kf, &arg->recv, rb, &r);
 	if (ret)
 		return ret;
-	if (kcoll_inplace(&op->desc, comm->rank, &s, &r))
+	if (kcoll_inplace(&op->desc, comm->rank, &s, &r)) {
 		op->desc.flags |= KC_OP_F_INPLACE;
+	} else if (s.bytes && r.bytes && s.va < r.va + r.bytes && r.va < s.va + s.bytes) {
+		/* Neither in place nor apart: the result would depend on the plan. */
+		pr_debug("submit: send and receive buffers overlap but are not in place\n");
+		return -EINVAL;
+	}
 
 	ret = kc_plan_build(&comm->topo, comm->rank, &op->desc,
 			    &comm->sel.op[op->desc.op], &op->plan, err, sizeof(err));
