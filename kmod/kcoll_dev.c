@@ -122,6 +122,47 @@ static struct kcoll_rank *kcoll_ranks_copy(const struct kcoll_comm_create *arg)
 	return r;
 }
 
+/*
+ * Addresses a peer can be reached at: IPv4 with the rest of @addr zero, not
+ * unspecified, multicast or broadcast; IPv6 not unspecified or multicast.
+ * The family and port are checked when the communicator is built.
+ */
+static bool kcoll_rank_addr_ok(const struct kcoll_rank *r)
+{
+	static const u8 zero[16];
+
+	if (r->family == KCOLL_AF_INET)
+		return !memchr_inv(r->addr + 4, 0, 12) && memchr_inv(r->addr, 0, 4) &&
+		       (r->addr[0] & 0xf0) != 0xe0 && memchr_inv(r->addr, 0xff, 4);
+	if (r->family == KCOLL_AF_INET6)
+		return memcmp(r->addr, zero, 16) && r->addr[0] != 0xff;
+	return true;
+}
+
+/* Every rank must be reachable, and at an address and port of its own. */
+static int kcoll_ranks_check(const struct kcoll_rank *r, u32 n)
+{
+	u32 i, j;
+
+	for (i = 0; i < n; i++) {
+		if (!kcoll_rank_addr_ok(&r[i])) {
+			pr_info("rank %u: address %*phN is not a unicast address\n", i,
+				16, r[i].addr);
+			return -EINVAL;
+		}
+		/* Rank tables are small (a few thousand ranks at most). */
+		for (j = 0; j < i; j++) {
+			if (r[j].family == r[i].family && r[j].port == r[i].port &&
+			    !memcmp(r[j].addr, r[i].addr, sizeof(r[i].addr))) {
+				pr_info("ranks %u and %u have the same address and port\n",
+					j, i);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 {
 	struct kcoll_comm_create arg;
@@ -159,6 +200,11 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 	ranks = kcoll_ranks_copy(&arg);
 	if (IS_ERR(ranks)) {
 		ret = PTR_ERR(ranks);
+		goto out;
+	}
+	ret = kcoll_ranks_check(ranks, arg.nranks);
+	if (ret) {
+		kvfree(ranks);
 		goto out;
 	}
 	comm = kcoll_comm_create(&arg, ranks, algo);
