@@ -258,6 +258,7 @@ void kcoll_comms_remove_device(struct ib_device *ibdev);
 
 struct kcoll_file {
 	struct mutex lock;		/* comm creation, registrations */
+	struct mm_struct *mm;		/* of the opener: the only user (grabbed) */
 	struct kcoll_comm *comm;
 	struct xarray regs;		/* handle -> struct kcoll_mr */
 	u32 next_handle;

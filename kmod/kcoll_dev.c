@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -608,6 +609,14 @@ static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	if (_IOC_TYPE(cmd) != KCOLL_IOC_MAGIC || _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE))
 		return -ENOTTY;
+	/*
+	 * The communicator and the registrations are the opener's: handles
+	 * name its pages and plain pointers its address space.  A process
+	 * that inherited the file or was passed it may ask for the module's
+	 * info and close it, nothing else.
+	 */
+	if (current->mm != kf->mm && _IOC_NR(cmd) != _IOC_NR(KCOLL_IOC_INFO))
+		return -EPERM;
 	/* Dispatch on the number alone: the size part grows with the struct. */
 	switch (_IOC_NR(cmd)) {
 	case _IOC_NR(KCOLL_IOC_INFO):
@@ -637,6 +646,9 @@ static int kcoll_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	mutex_init(&kf->lock);
 	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
+	kf->mm = current->mm;
+	if (kf->mm)
+		mmgrab(kf->mm);
 	file->private_data = kf;
 	return nonseekable_open(inode, file);
 }
@@ -653,6 +665,8 @@ static int kcoll_release(struct inode *inode, struct file *file)
 	xa_for_each(&kf->regs, id, mr)
 		kcoll_mr_free(mr);
 	xa_destroy(&kf->regs);
+	if (kf->mm)
+		mmdrop(kf->mm);
 	mutex_destroy(&kf->lock);
 	kfree(kf);
 	return 0;
