@@ -451,7 +451,8 @@ module-info:
 
 # selftests/kcoll: the module's tests, run inside the virtual cluster
 # (tools/kcoll-vm run -n N --module kcoll.ko -- $(KCOLL_TESTS)).
-KCOLL_TESTS := $(OBJDIR)/selftests/kcoll/kcoll_test $(OBJDIR)/selftests/kcoll/kcoll_fault
+KCOLL_SUITE := kcoll_badinput kcoll_test
+KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
 .PHONY: kcoll-tests
 kcoll-tests: $(KCOLL_TESTS)
@@ -464,17 +465,18 @@ $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
 # The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
-# 6.12; default both): the whole suite on 4 VMs, then a rank killed in the
-# middle of an AllReduce loop (the survivors must fail with an error, never
-# hang).
+# 6.12; default both): the whole suite on 4 VMs in one boot (KCOLL_SUITE,
+# in that order), then a rank killed in the middle of an AllReduce loop
+# (the survivors must fail with an error, never hang).
 KVER ?= 6.1 6.12
 .PHONY: check-vm
 check-vm: $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),module-6.12) kcoll-tests
 	@set -e; for v in $(KVER); do \
 		ko=$(TOP)/kcoll.ko; [ $$v = 6.1 ] || ko=$(BUILD)/kmod-$$v/kcoll.ko; \
 		echo "=== check-vm $$v: kselftests on 4 VMs"; \
-		$(KCOLL_VM) run -n 4 -t 1200 --kernel $$v --module $$ko --rmmod -- \
-			$(OBJDIR)/selftests/kcoll/kcoll_test; \
+		$(KCOLL_VM) run -n 4 -t 1500 --mem 512 --kernel $$v --module $$ko --rmmod -- \
+			$(TOP)/selftests/kcoll/run-suite.sh \
+			$(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%); \
 		echo "=== check-vm $$v: a rank killed mid-AllReduce"; \
 		$(KCOLL_VM) run -n 3 -t 600 --kernel $$v --module $$ko --rmmod \
 			-f 'kill-rank:rank=2,from=0,marker=kcoll-fault: running' -- \
