@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kcoll.ko selftest: the ioctl ABI and collectives across the ranks of
- * the virtual cluster: every operation and algorithm.  Bad input is in
- * kcoll_badinput.c.
+ * the virtual cluster: every operation and algorithm, every element type
+ * and reduction, 64 MiB, 64 operations in flight, two communicators of
+ * two processes at once.  Bad input is in kcoll_badinput.c, limits and
+ * ownership in kcoll_limits.c, process death and unloading in
+ * kcoll_lifetime.c, random operations in kcoll_soak.c.
  *
  * Run one copy per rank (tools/kcoll-vm sets KCOLL_RANK, KCOLL_NRANKS,
  * KCOLL_NODE_IPS, KCOLL_PORT, KCOLL_LOCAL_RANK, KCOLL_RANKS_PER_NODE).
@@ -24,10 +27,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "kcoll_util.h"
+#include "kcoll_dtype.h"
 
 /* ------------------------------------------------------------ ABI */
 
@@ -270,6 +275,282 @@ TEST_F(cl, abort_refuses_later_operations)
 	/* A peer's abort may have reached us first. */
 	if (errno != ECONNRESET)
 		EXPECT_EQ(ECANCELED, errno);
+}
+
+TEST_F_TIMEOUT(cl, allreduce_every_dtype_and_redop_exact, 600)
+{
+	enum { N = 1003, NDT = KCOLL_DTYPE_COUNT, NRO = KCOLL_REDOP_COUNT };
+	unsigned int p = self->c.nranks, me = self->c.rank, dt, ro;
+	static void *sb[NDT][NRO], *rb[NDT][NRO];
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	size_t i;
+
+	ASSERT_GE(8, p) TH_LOG("the values are exact for up to 8 ranks");
+	/* All 60 queued at once: they run and complete in order. */
+	for (dt = 0; dt < NDT; dt++) {
+		for (ro = 0; ro < NRO; ro++) {
+			sb[dt][ro] = map_buf(N * 8);
+			rb[dt][ro] = map_buf(N * 8);
+			ASSERT_NE(NULL, sb[dt][ro]);
+			ASSERT_NE(NULL, rb[dt][ro]);
+			for (i = 0; i < N; i++) {
+				kc_put(sb[dt][ro], i, dt, kc_val(ro, me, p, i));
+				kc_put(rb[dt][ro], i, dt, 99);
+			}
+			memset(&s, 0, sizeof(s));
+			s.op = KCOLL_OP_ALLREDUCE;
+			s.dtype = dt;
+			s.redop = ro;
+			s.count = N;
+			s.cookie = dt * NRO + ro;
+			s.send.addr = (uintptr_t)sb[dt][ro];
+			/* Every other one in place. */
+			s.recv.addr = (uintptr_t)((dt + ro) % 2 ? sb[dt][ro] : rb[dt][ro]);
+			ASSERT_EQ(0, submit(self->fd, &s))
+				TH_LOG("%s %s: %s", kc_dt_name[dt], kc_redop_name[ro],
+				       strerror(errno));
+		}
+	}
+	for (dt = 0; dt < NDT; dt++) {
+		for (ro = 0; ro < NRO; ro++) {
+			void *res = (dt + ro) % 2 ? sb[dt][ro] : rb[dt][ro];
+			__u64 bad = 0;
+
+			ASSERT_EQ(0, wait_one(self->fd, &cpl));
+			EXPECT_EQ(dt * NRO + ro, cpl.cookie);
+			for (i = 0; i < N; i++) {
+				double got = kc_get(res, i, dt), want = kc_want(ro, p, i);
+
+				if (got != want && bad++ < 3)
+					TH_LOG("%s %s element %zu: %g, expected %g",
+					       kc_dt_name[dt], kc_redop_name[ro], i, got, want);
+			}
+			EXPECT_EQ(0, bad) TH_LOG("%s %s", kc_dt_name[dt], kc_redop_name[ro]);
+			munmap(sb[dt][ro], N * 8);
+			munmap(rb[dt][ro], N * 8);
+		}
+	}
+}
+
+TEST_F_TIMEOUT(cl, sixty_four_in_flight_complete_in_order, 600)
+{
+	enum { OPS = 64, N = 4099 };
+	unsigned int p = self->c.nranks, me = self->c.rank, r, k;
+	static int32_t *buf[OPS];
+	struct kcoll_completion cpl[OPS];
+	struct kcoll_reap rp;
+	struct kcoll_submit s;
+	__u64 first = 0, bad = 0;
+	unsigned int got = 0;
+	size_t i;
+
+	for (k = 0; k < OPS; k++) {
+		buf[k] = map_buf(N * 4);
+		ASSERT_NE(NULL, buf[k]);
+		for (i = 0; i < N; i++)
+			buf[k][i] = (int32_t)(k * 100000 + me * 1000 + i % 1000);
+		memset(&s, 0, sizeof(s));
+		s.op = KCOLL_OP_ALLREDUCE;
+		s.dtype = KCOLL_INT32;
+		s.redop = KCOLL_SUM;
+		s.count = N;
+		s.cookie = 1000 + k;
+		s.send.addr = (uintptr_t)buf[k];
+		s.recv.addr = (uintptr_t)buf[k];
+		ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("op %u: %s", k, strerror(errno));
+		if (!k)
+			first = s.op_id;
+		EXPECT_EQ(first + k, s.op_id);
+	}
+	/* Reap in batches as they come: oldest first, in submission order. */
+	while (got < OPS) {
+		memset(&rp, 0, sizeof(rp));
+		rp.size = sizeof(rp);
+		rp.flags = KCOLL_REAP_WAIT;
+		rp.entries = (uintptr_t)(cpl + got);
+		rp.max = OPS - got;
+		rp.entry_size = sizeof(cpl[0]);
+		rp.timeout_ms = 120000;
+		ASSERT_EQ(0, ioctl(self->fd, KCOLL_IOC_REAP, &rp)) TH_LOG("%s", strerror(errno));
+		ASSERT_LE(1, rp.count);
+		got += rp.count;
+	}
+	for (k = 0; k < OPS; k++) {
+		EXPECT_EQ(0, cpl[k].status);
+		EXPECT_EQ(first + k, cpl[k].op_id);
+		EXPECT_EQ(1000 + k, cpl[k].cookie);
+		EXPECT_LE(cpl[k].submit_ns, cpl[k].complete_ns);
+		if (k)
+			EXPECT_LE(cpl[k - 1].complete_ns, cpl[k].complete_ns);
+		for (i = 0; i < N; i++) {
+			int32_t want = 0;
+
+			for (r = 0; r < p; r++)
+				want += (int32_t)(k * 100000 + r * 1000 + i % 1000);
+			if (buf[k][i] != want && bad++ < 3)
+				TH_LOG("op %u element %zu: %d, expected %d", k, i, buf[k][i], want);
+		}
+		munmap(buf[k], N * 4);
+	}
+	EXPECT_EQ(0, bad);
+}
+
+TEST_F_TIMEOUT(cl, sixty_four_mib_allreduce_and_broadcast_exact, 900)
+{
+	size_t count = (64u << 20) / 4, i;
+	unsigned int p = self->c.nranks, me = self->c.rank, r;
+	float *b = map_buf(count * 4);
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	__u64 bad = 0;
+
+	ASSERT_NE(NULL, b);
+	/* fp32 sum, in place: integers below 2^24 stay exact. */
+	for (i = 0; i < count; i++)
+		b[i] = (float)((i % 4093) + me);
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.redop = KCOLL_SUM;
+	s.count = count;
+	s.send.addr = (uintptr_t)b;
+	s.recv.addr = (uintptr_t)b;
+	ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	TH_LOG("allreduce 64 MiB: %.1f ms", (cpl.complete_ns - cpl.submit_ns) / 1e6);
+	for (i = 0; i < count; i++) {
+		float want = 0;
+
+		for (r = 0; r < p; r++)
+			want += (float)((i % 4093) + r);
+		if (b[i] != want && bad++ < 3)
+			TH_LOG("allreduce element %zu: %g, expected %g", i, b[i], want);
+	}
+	EXPECT_EQ(0, bad);
+
+	/* Broadcast of 64 MiB from the last rank. */
+	for (i = 0; i < count; i++)
+		b[i] = me == p - 1 ? (float)(i % 65521) : -1.0f;
+	s.op = KCOLL_OP_BROADCAST;
+	s.root = p - 1;
+	ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	TH_LOG("broadcast 64 MiB: %.1f ms", (cpl.complete_ns - cpl.submit_ns) / 1e6);
+	for (i = 0; i < count; i++)
+		if (b[i] != (float)(i % 65521) && bad++ < 3)
+			TH_LOG("broadcast element %zu: %g", i, b[i]);
+	EXPECT_EQ(0, bad);
+	munmap(b, count * 4);
+}
+
+TEST_F_TIMEOUT(cl, deregister_while_in_use_is_ebusy, 300)
+{
+	struct kcoll_mem_dereg dr = { .size = sizeof(dr) };
+	size_t count = 1 << 18, i;
+	float *b = map_buf(count * 4);
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+
+	ASSERT_NE(NULL, b);
+	for (i = 0; i < count; i++)
+		b[i] = 1.0f;
+	dr.handle = reg_buf(self->fd, b, count * 4);
+	ASSERT_NE(0, dr.handle);
+	/*
+	 * The other ranks join 300 ms late: rank 0's operation cannot have
+	 * completed when it asks to deregister right after submitting.
+	 */
+	if (self->c.rank)
+		sleep_ms(300);
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.redop = KCOLL_SUM;
+	s.count = count;
+	s.send.handle = dr.handle;
+	s.recv.handle = dr.handle;
+	ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("%s", strerror(errno));
+	if (!self->c.rank && self->c.nranks > 1) {
+		EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_MEM_DEREG, &dr));
+		EXPECT_EQ(EBUSY, errno);
+	}
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	EXPECT_EQ((float)self->c.nranks, b[count - 1]);
+	/* Complete: now it goes, once. */
+	EXPECT_EQ(0, ioctl(self->fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	munmap(b, count * 4);
+}
+
+/*
+ * Run @iters AllReduces (int64 sum, distinct per communicator @tag) on
+ * file @fd; returns the number of wrong elements or failed operations.
+ */
+static long run_tagged(int fd, unsigned int p, unsigned int me, int tag, int iters)
+{
+	size_t n = 20011, i;
+	int64_t *b = map_buf(n * 8);
+	struct kcoll_completion cpl;
+	long bad = 0;
+	int it;
+
+	if (!b)
+		return 1;
+	for (it = 0; it < iters; it++) {
+		struct kcoll_submit s = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT64,
+					  .redop = KCOLL_SUM, .count = n };
+
+		for (i = 0; i < n; i++)
+			b[i] = (int64_t)tag * 1000000000 + it * 100000 + me * 10 + (i % 7);
+		s.send.addr = (uintptr_t)b;
+		s.recv.addr = (uintptr_t)b;
+		if (submit(fd, &s) || wait_one(fd, &cpl)) {
+			bad++;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			int64_t want = 0;
+			unsigned int r;
+
+			for (r = 0; r < p; r++)
+				want += (int64_t)tag * 1000000000 + it * 100000 + r * 10 + (i % 7);
+			bad += b[i] != want;
+		}
+	}
+	munmap(b, n * 8);
+	return bad;
+}
+
+TEST(two_communicators_from_two_processes_at_once)
+{
+	struct cluster c1, c2;
+	int fd, status;
+	long bad;
+	pid_t pid;
+
+	ASSERT_EQ(0, cluster_get(&c1));
+	ASSERT_EQ(0, cluster_get_port(&c2, 50));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The second process: a communicator of its own, its own ports. */
+		int cfd = open(KC_DEV, O_RDWR | O_CLOEXEC);
+
+		if (cfd < 0 || comm_create(cfd, &c2, -1, NULL))
+			_exit(100);
+		bad = run_tagged(cfd, c2.nranks, c2.rank, 2, 16);
+		close(cfd);
+		_exit(bad ? 1 : 0);
+	}
+	fd = kc_open(_metadata);
+	ASSERT_EQ(0, comm_create(fd, &c1, -1, NULL)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, run_tagged(fd, c1.nranks, c1.rank, 1, 16));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("second process: %d", WEXITSTATUS(status));
+	close(fd);
 }
 
 /* ------------------------------------- every operation x every algorithm */
