@@ -496,7 +496,8 @@ module-info:
 
 # selftests/kcoll: the module's tests, run inside the virtual cluster
 # (tools/kcoll-vm run -n N --module kcoll.ko -- $(KCOLL_TESTS)).
-KCOLL_TESTS := $(OBJDIR)/selftests/kcoll/kcoll_test $(OBJDIR)/selftests/kcoll/kcoll_fault
+KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_test kcoll_soak kcoll_lifetime
+KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
 .PHONY: kcoll-tests
 kcoll-tests: $(KCOLL_TESTS)
@@ -509,22 +510,39 @@ $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
 # The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
-# 6.12; default both): the whole suite on 4 VMs, then a rank killed in the
-# middle of an AllReduce loop (the survivors must fail with an error, never
-# hang).
+# 6.12; default both): the whole suite on 4 VMs in one boot (bad input,
+# limits, collectives, a 300-operation soak, then process death and
+# unloading, which reloads the module), then a rank killed in the middle of
+# an AllReduce loop (the survivors must fail with an error, never hang).
 KVER ?= 6.1 6.12
 .PHONY: check-vm
 check-vm: $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),module-6.12) kcoll-tests
 	@set -e; for v in $(KVER); do \
 		ko=$(TOP)/kcoll.ko; [ $$v = 6.1 ] || ko=$(BUILD)/kmod-$$v/kcoll.ko; \
 		echo "=== check-vm $$v: kselftests on 4 VMs"; \
-		$(KCOLL_VM) run -n 4 -t 1200 --kernel $$v --module $$ko --rmmod -- \
-			$(OBJDIR)/selftests/kcoll/kcoll_test; \
+		$(KCOLL_VM) run -n 4 -t 1500 --mem 512 --kernel $$v --module $$ko --rmmod -- \
+			$(TOP)/selftests/kcoll/run-suite.sh \
+			$(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%); \
 		echo "=== check-vm $$v: a rank killed mid-AllReduce"; \
 		$(KCOLL_VM) run -n 3 -t 600 --kernel $$v --module $$ko --rmmod \
 			-f 'kill-rank:rank=2,from=0,marker=kcoll-fault: running' -- \
 			$(OBJDIR)/selftests/kcoll/kcoll_fault; \
 	done
+
+# The long soak, outside `make check`: SOAK_OPS random operations (random
+# operation, algorithm, size, element type, reduction, root, in place,
+# registered) across 4 VMs, every element checked.  SOAK_SEED picks the
+# sequence (printed; the same seed gives the same run).  ~25 min on 6.1.
+SOAK_OPS ?= 10000
+SOAK_SEED ?= $(shell date +%s)
+SOAK_KVER ?= 6.1
+.PHONY: soak
+soak: $(if $(filter 6.1,$(SOAK_KVER)),module,module-$(SOAK_KVER)) kcoll-tests
+	@ko=$(TOP)/kcoll.ko; [ $(SOAK_KVER) = 6.1 ] || ko=$(BUILD)/kmod-$(SOAK_KVER)/kcoll.ko; \
+	echo "=== soak: $(SOAK_OPS) operations, seed $(SOAK_SEED), kernel $(SOAK_KVER), 4 VMs"; \
+	$(KCOLL_VM) run -n 4 -t 7200 --mem 512 --kernel $(SOAK_KVER) --module $$ko --rmmod \
+		-e KCOLL_SOAK_OPS=$(SOAK_OPS) -e KCOLL_SOAK_SEED=$(SOAK_SEED) -- \
+		$(OBJDIR)/selftests/kcoll/kcoll_soak
 
 # Kbuild's own `clean` would sweep every *.o/*.a under $(TOP), build/
 # included, and needs KDIR; remove exactly what the in-tree build writes.

@@ -324,6 +324,7 @@ void kcoll_genl_notify_peer_lost(struct kcoll_comm *comm, u32 peer, int err);
 
 struct kcoll_file {
 	struct mutex lock;		/* comm creation, registrations */
+	struct mm_struct *mm;		/* of the opener: the only user (grabbed) */
 	struct kcoll_comm *comm;
 	struct xarray regs;		/* handle -> struct kcoll_mr */
 	u32 next_handle;

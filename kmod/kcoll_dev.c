@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -122,6 +123,47 @@ static struct kcoll_rank *kcoll_ranks_copy(const struct kcoll_comm_create *arg)
 	return r;
 }
 
+/*
+ * Addresses a peer can be reached at: IPv4 with the rest of @addr zero, not
+ * unspecified, multicast or broadcast; IPv6 not unspecified or multicast.
+ * The family and port are checked when the communicator is built.
+ */
+static bool kcoll_rank_addr_ok(const struct kcoll_rank *r)
+{
+	static const u8 zero[16];
+
+	if (r->family == KCOLL_AF_INET)
+		return !memchr_inv(r->addr + 4, 0, 12) && memchr_inv(r->addr, 0, 4) &&
+		       (r->addr[0] & 0xf0) != 0xe0 && memchr_inv(r->addr, 0xff, 4);
+	if (r->family == KCOLL_AF_INET6)
+		return memcmp(r->addr, zero, 16) && r->addr[0] != 0xff;
+	return true;
+}
+
+/* Every rank must be reachable, and at an address and port of its own. */
+static int kcoll_ranks_check(const struct kcoll_rank *r, u32 n)
+{
+	u32 i, j;
+
+	for (i = 0; i < n; i++) {
+		if (!kcoll_rank_addr_ok(&r[i])) {
+			pr_info("rank %u: address %*phN is not a unicast address\n", i,
+				16, r[i].addr);
+			return -EINVAL;
+		}
+		/* Rank tables are small (a few thousand ranks at most). */
+		for (j = 0; j < i; j++) {
+			if (r[j].family == r[i].family && r[j].port == r[i].port &&
+			    !memcmp(r[j].addr, r[i].addr, sizeof(r[i].addr))) {
+				pr_info("ranks %u and %u have the same address and port\n",
+					j, i);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 {
 	struct kcoll_comm_create arg;
@@ -159,6 +201,11 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 	ranks = kcoll_ranks_copy(&arg);
 	if (IS_ERR(ranks)) {
 		ret = PTR_ERR(ranks);
+		goto out;
+	}
+	ret = kcoll_ranks_check(ranks, arg.nranks);
+	if (ret) {
+		kvfree(ranks);
 		goto out;
 	}
 	comm = kcoll_comm_create(&arg, ranks, algo);
@@ -414,8 +461,13 @@ static int kcoll_prepare(struct kcoll_file *kf, struct kcoll_comm *comm, struct 
 	ret = kcoll_resolve(kf, &arg->recv, rb, &r);
 	if (ret)
 		return ret;
-	if (kcoll_inplace(&op->desc, comm->rank, &s, &r))
+	if (kcoll_inplace(&op->desc, comm->rank, &s, &r)) {
 		op->desc.flags |= KC_OP_F_INPLACE;
+	} else if (s.bytes && r.bytes && s.va < r.va + r.bytes && r.va < s.va + s.bytes) {
+		/* Neither in place nor apart: the result would depend on the plan. */
+		pr_debug("submit: send and receive buffers overlap but are not in place\n");
+		return -EINVAL;
+	}
 
 	ret = kc_plan_build_model(&comm->topo, comm->rank, &op->desc, &comm->sel.op[op->desc.op],
 				  &comm->model, &op->plan, err, sizeof(err));
@@ -557,6 +609,14 @@ static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	if (_IOC_TYPE(cmd) != KCOLL_IOC_MAGIC || _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE))
 		return -ENOTTY;
+	/*
+	 * The communicator and the registrations are the opener's: handles
+	 * name its pages and plain pointers its address space.  A process
+	 * that inherited the file or was passed it may ask for the module's
+	 * info and close it, nothing else.
+	 */
+	if (current->mm != kf->mm && _IOC_NR(cmd) != _IOC_NR(KCOLL_IOC_INFO))
+		return -EPERM;
 	/* Dispatch on the number alone: the size part grows with the struct. */
 	switch (_IOC_NR(cmd)) {
 	case _IOC_NR(KCOLL_IOC_INFO):
@@ -586,6 +646,9 @@ static int kcoll_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	mutex_init(&kf->lock);
 	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
+	kf->mm = current->mm;
+	if (kf->mm)
+		mmgrab(kf->mm);
 	file->private_data = kf;
 	return nonseekable_open(inode, file);
 }
@@ -602,6 +665,8 @@ static int kcoll_release(struct inode *inode, struct file *file)
 	xa_for_each(&kf->regs, id, mr)
 		kcoll_mr_free(mr);
 	xa_destroy(&kf->regs);
+	if (kf->mm)
+		mmdrop(kf->mm);
 	mutex_destroy(&kf->lock);
 	kfree(kf);
 	return 0;

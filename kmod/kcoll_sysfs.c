@@ -98,9 +98,9 @@ static int kcoll_set_u32(const char *buf, u32 *field, int (*check)(u32))
 	u32 v;
 	int ret;
 
-	ret = kstrtou32(buf, 0, &v);
-	if (ret)
-		return ret;
+	/* Out of u32's range (ERANGE from kstrtou32) is just as invalid. */
+	if (kstrtou32(buf, 0, &v))
+		return -EINVAL;
 	ret = check(v);
 	if (ret)
 		return ret;

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kcoll.ko selftest: the ioctl ABI, bad input, memory registration and
- * collectives across the ranks of the virtual cluster.
+ * kcoll.ko selftest: the ioctl ABI and collectives across the ranks of
+ * the virtual cluster: every operation and algorithm, every element type
+ * and reduction, 64 MiB, 64 operations in flight, two communicators of
+ * two processes at once.  Bad input is in kcoll_badinput.c, limits and
+ * ownership in kcoll_limits.c, process death and unloading in
+ * kcoll_lifetime.c, random operations in kcoll_soak.c.
  *
  * Run one copy per rank (tools/kcoll-vm sets KCOLL_RANK, KCOLL_NRANKS,
  * KCOLL_NODE_IPS, KCOLL_PORT, KCOLL_LOCAL_RANK, KCOLL_RANKS_PER_NODE).
@@ -23,124 +27,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "uapi/linux/kcoll.h"
-
-#define DEV "/dev/kcoll"
-
-static int env_u32(const char *name, unsigned int def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? (int)strtoul(v, NULL, 0) : (int)def;
-}
-
-static int kc_open(struct __test_metadata *_metadata)
-{
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0 && errno == ENOENT)
-		SKIP(return -1, DEV " missing: kcoll.ko not loaded");
-	ASSERT_LE(0, fd);
-	return fd;
-}
-
-/* The cluster's rank table, from the runner's environment. */
-struct cluster {
-	unsigned int rank, nranks;
-	struct kcoll_rank ranks[64];
-};
-
-static int cluster_get(struct cluster *c)
-{
-	const char *ips = getenv("KCOLL_NODE_IPS");
-	unsigned int per = env_u32("KCOLL_RANKS_PER_NODE", 1);
-	unsigned int base = env_u32("KCOLL_PORT", 16667) - env_u32("KCOLL_LOCAL_RANK", 0);
-	char buf[1024], *save = NULL, *tok;
-	unsigned int node = 0, i;
-
-	memset(c, 0, sizeof(*c));
-	c->rank = env_u32("KCOLL_RANK", 0);
-	c->nranks = env_u32("KCOLL_NRANKS", 1);
-	if (c->nranks > 64 || c->rank >= c->nranks)
-		return -1;
-	if (c->nranks == 1 || !ips) {
-		c->nranks = 1;
-		c->rank = 0;
-		c->ranks[0].family = KCOLL_AF_INET;
-		c->ranks[0].port = base;
-		inet_pton(AF_INET, "127.0.0.1", c->ranks[0].addr);
-		return 0;
-	}
-	snprintf(buf, sizeof(buf), "%s", ips);
-	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save), node++) {
-		for (i = 0; i < per; i++) {
-			struct kcoll_rank *r = &c->ranks[node * per + i];
-
-			if (node * per + i >= c->nranks)
-				break;
-			r->family = KCOLL_AF_INET;
-			if (inet_pton(AF_INET, tok, r->addr) != 1)
-				return -1;
-			r->port = base + i;
-			r->server_id = node;
-			r->pod_id = 0;
-		}
-	}
-	return 0;
-}
-
-static int comm_create(int fd, const struct cluster *c, int efd, const char *algo)
-{
-	struct kcoll_comm_create cc = {
-		.size = sizeof(cc),
-		.rank = c->rank,
-		.nranks = c->nranks,
-		.ranks = (uintptr_t)c->ranks,
-		.rank_size = sizeof(struct kcoll_rank),
-		.eventfd = efd,
-		.algo = (uintptr_t)algo,
-		.connect_timeout_ms = 60000,
-		.timeout_ms = 60000,
-	};
-
-	return ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
-}
-
-static int submit(int fd, struct kcoll_submit *s)
-{
-	s->size = sizeof(*s);
-	return ioctl(fd, KCOLL_IOC_SUBMIT, s);
-}
-
-/* Wait for one completion; returns its status, or -1000 - errno. */
-static int wait_one(int fd, struct kcoll_completion *cpl)
-{
-	struct kcoll_reap r = {
-		.size = sizeof(r),
-		.flags = KCOLL_REAP_WAIT,
-		.entries = (uintptr_t)cpl,
-		.max = 1,
-		.entry_size = sizeof(*cpl),
-		.timeout_ms = 120000,
-	};
-
-	if (ioctl(fd, KCOLL_IOC_REAP, &r))
-		return -1000 - errno;
-	if (r.count != 1)
-		return -2000;
-	return cpl->status;
-}
-
-static void *map_buf(size_t len)
-{
-	void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
+#include "kcoll_util.h"
+#include "kcoll_dtype.h"
 
 /* ------------------------------------------------------------ ABI */
 
@@ -212,217 +104,6 @@ TEST(bad_pointer_is_efault)
 	close(fd);
 }
 
-/* ------------------------------------------------------------ bad input */
-
-TEST(create_bad_arguments_are_einval)
-{
-	struct kcoll_rank r = { .family = KCOLL_AF_INET, .port = 17000 };
-	struct kcoll_comm_create cc;
-	int fd = kc_open(_metadata);
-
-	inet_pton(AF_INET, "127.0.0.1", r.addr);
-	memset(&cc, 0, sizeof(cc));
-	cc.size = sizeof(cc);
-	cc.ranks = (uintptr_t)&r;
-	cc.rank_size = sizeof(r);
-	cc.eventfd = -1;
-
-	cc.nranks = 0;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	cc.nranks = 1;
-	cc.rank = 1;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	cc.rank = 0;
-	cc.flags = 1;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	cc.flags = 0;
-	cc.rank_size = 8;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	cc.rank_size = sizeof(r);
-	r.family = 99;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	r.family = KCOLL_AF_INET;
-	r.port = 0;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	r.port = 17000;
-	cc.algo = (uintptr_t)"level1:no-such-algorithm";
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	cc.algo = 0;
-	cc.eventfd = fd;	/* not an eventfd */
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	cc.eventfd = -1;
-	cc.chunk_bytes = 3;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EINVAL, errno);
-	cc.chunk_bytes = 0;
-
-	/* After all the refusals, the file still takes a communicator... */
-	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_NE(0, cc.comm_id);
-	/* ...and only one. */
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
-	EXPECT_EQ(EBUSY, errno);
-	close(fd);
-}
-
-TEST(no_communicator_is_enotconn)
-{
-	struct kcoll_completion cpl;
-	struct kcoll_submit s = { .op = KCOLL_OP_BARRIER };
-	struct kcoll_reap r = { .size = sizeof(r), .entries = (uintptr_t)&cpl, .max = 1,
-				.entry_size = sizeof(cpl) };
-	struct kcoll_abort a = { .size = sizeof(a) };
-	int fd = kc_open(_metadata);
-
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(ENOTCONN, errno);
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_REAP, &r));
-	EXPECT_EQ(ENOTCONN, errno);
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_ABORT, &a));
-	EXPECT_EQ(ENOTCONN, errno);
-	close(fd);
-}
-
-TEST(submit_bad_arguments_leave_comm_usable)
-{
-	struct cluster c = { .nranks = 1 };
-	struct kcoll_completion cpl;
-	struct kcoll_submit s;
-	float buf[16] = { 0 };
-	int fd = kc_open(_metadata);
-
-	c.ranks[0].family = KCOLL_AF_INET;
-	c.ranks[0].port = 17001;
-	inet_pton(AF_INET, "127.0.0.1", c.ranks[0].addr);
-	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
-
-	memset(&s, 0, sizeof(s));
-	s.count = 16;
-	s.dtype = KCOLL_FP32;
-	s.send.addr = (uintptr_t)buf;
-	s.recv.addr = (uintptr_t)buf;
-
-	s.op = KCOLL_OP_COUNT;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(EINVAL, errno);
-	s.op = KCOLL_OP_ALLREDUCE;
-	s.dtype = 77;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(EINVAL, errno);
-	s.dtype = KCOLL_FP32;
-	s.redop = 42;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(EINVAL, errno);
-	s.redop = KCOLL_SUM;
-	s.op = KCOLL_OP_BROADCAST;
-	s.root = 1;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(EINVAL, errno);
-	s.op = KCOLL_OP_ALLTOALLV;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(EINVAL, errno);
-	s.op = KCOLL_OP_ALLREDUCE;
-	s.root = 0;
-	s.flags = 8;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(EINVAL, errno);
-	s.flags = 0;
-	s.send.handle = 12345;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(ENOENT, errno);
-	s.send.handle = 0;
-	s.send.addr = 0;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(EFAULT, errno);
-	s.send.addr = (uintptr_t)buf;
-	s.count = 1ULL << 62;
-	EXPECT_EQ(-1, submit(fd, &s));
-	EXPECT_EQ(EOVERFLOW, errno);
-	s.count = 16;
-
-	/* No completion was produced by any of that. */
-	s.cookie = 77;
-	buf[3] = 2.5f;
-	ASSERT_EQ(0, submit(fd, &s));
-	EXPECT_EQ(1, s.op_id);
-	ASSERT_EQ(0, wait_one(fd, &cpl));
-	EXPECT_EQ(77, cpl.cookie);
-	EXPECT_EQ(2.5f, buf[3]);
-	close(fd);
-}
-
-TEST(register_and_deregister)
-{
-	struct kcoll_mem_reg reg = { .size = sizeof(reg) };
-	struct kcoll_mem_dereg dr = { .size = sizeof(dr) };
-	size_t len = 1 << 20;
-	void *p = map_buf(len);
-	int fd = kc_open(_metadata);
-
-	ASSERT_NE(NULL, p);
-	reg.addr = (uintptr_t)p;
-	reg.len = 0;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
-	EXPECT_EQ(EINVAL, errno);
-	reg.len = len;
-	reg.flags = 2;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
-	EXPECT_EQ(EINVAL, errno);
-	reg.flags = 0;
-	reg.addr = 0xffff800000000000ULL;	/* kernel half */
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
-	EXPECT_EQ(EFAULT, errno);
-	reg.addr = ~0ULL - 4096;		/* wraps around */
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
-	EXPECT_EQ(EINVAL, errno);
-	reg.addr = (uintptr_t)p;
-	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
-	EXPECT_NE(0, reg.handle);
-	dr.handle = reg.handle + 1000;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
-	EXPECT_EQ(ENOENT, errno);
-	dr.handle = reg.handle;
-	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
-	EXPECT_EQ(ENOENT, errno);
-	/* Registered and never released: close() does it. */
-	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
-	close(fd);
-	munmap(p, len);
-}
-
-TEST(register_over_memlock_is_enomem)
-{
-	struct kcoll_mem_reg reg = { .size = sizeof(reg) };
-	struct rlimit rl = { 64 << 10, 64 << 10 };
-	size_t len = 1 << 20;
-	void *p = map_buf(len);
-	int fd = kc_open(_metadata);
-
-	ASSERT_NE(NULL, p);
-	if (geteuid() == 0) {
-		/* CAP_IPC_LOCK bypasses the limit: drop it for this child. */
-		if (setresuid(65534, 65534, 65534))
-			SKIP(return, "cannot drop root");
-	}
-	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
-	reg.addr = (uintptr_t)p;
-	reg.len = len;
-	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
-	EXPECT_EQ(ENOMEM, errno);
-	reg.len = 16 << 10;
-	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
-	close(fd);
-}
-
 /* ------------------------------------------------------- collectives */
 
 FIXTURE(cl) {
@@ -446,13 +127,6 @@ FIXTURE_TEARDOWN(cl)
 {
 	close(self->fd);
 	close(self->efd);
-}
-
-static __u64 reg_buf(int fd, void *p, size_t len)
-{
-	struct kcoll_mem_reg reg = { .size = sizeof(reg), .addr = (uintptr_t)p, .len = len };
-
-	return ioctl(fd, KCOLL_IOC_MEM_REG, &reg) ? 0 : reg.handle;
 }
 
 /* AllReduce fp32 sum of small integers (exact), @count elements. */
@@ -601,6 +275,282 @@ TEST_F(cl, abort_refuses_later_operations)
 	/* A peer's abort may have reached us first. */
 	if (errno != ECONNRESET)
 		EXPECT_EQ(ECANCELED, errno);
+}
+
+TEST_F_TIMEOUT(cl, allreduce_every_dtype_and_redop_exact, 600)
+{
+	enum { N = 1003, NDT = KCOLL_DTYPE_COUNT, NRO = KCOLL_REDOP_COUNT };
+	unsigned int p = self->c.nranks, me = self->c.rank, dt, ro;
+	static void *sb[NDT][NRO], *rb[NDT][NRO];
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	size_t i;
+
+	ASSERT_GE(8, p) TH_LOG("the values are exact for up to 8 ranks");
+	/* All 60 queued at once: they run and complete in order. */
+	for (dt = 0; dt < NDT; dt++) {
+		for (ro = 0; ro < NRO; ro++) {
+			sb[dt][ro] = map_buf(N * 8);
+			rb[dt][ro] = map_buf(N * 8);
+			ASSERT_NE(NULL, sb[dt][ro]);
+			ASSERT_NE(NULL, rb[dt][ro]);
+			for (i = 0; i < N; i++) {
+				kc_put(sb[dt][ro], i, dt, kc_val(ro, me, p, i));
+				kc_put(rb[dt][ro], i, dt, 99);
+			}
+			memset(&s, 0, sizeof(s));
+			s.op = KCOLL_OP_ALLREDUCE;
+			s.dtype = dt;
+			s.redop = ro;
+			s.count = N;
+			s.cookie = dt * NRO + ro;
+			s.send.addr = (uintptr_t)sb[dt][ro];
+			/* Every other one in place. */
+			s.recv.addr = (uintptr_t)((dt + ro) % 2 ? sb[dt][ro] : rb[dt][ro]);
+			ASSERT_EQ(0, submit(self->fd, &s))
+				TH_LOG("%s %s: %s", kc_dt_name[dt], kc_redop_name[ro],
+				       strerror(errno));
+		}
+	}
+	for (dt = 0; dt < NDT; dt++) {
+		for (ro = 0; ro < NRO; ro++) {
+			void *res = (dt + ro) % 2 ? sb[dt][ro] : rb[dt][ro];
+			__u64 bad = 0;
+
+			ASSERT_EQ(0, wait_one(self->fd, &cpl));
+			EXPECT_EQ(dt * NRO + ro, cpl.cookie);
+			for (i = 0; i < N; i++) {
+				double got = kc_get(res, i, dt), want = kc_want(ro, p, i);
+
+				if (got != want && bad++ < 3)
+					TH_LOG("%s %s element %zu: %g, expected %g",
+					       kc_dt_name[dt], kc_redop_name[ro], i, got, want);
+			}
+			EXPECT_EQ(0, bad) TH_LOG("%s %s", kc_dt_name[dt], kc_redop_name[ro]);
+			munmap(sb[dt][ro], N * 8);
+			munmap(rb[dt][ro], N * 8);
+		}
+	}
+}
+
+TEST_F_TIMEOUT(cl, sixty_four_in_flight_complete_in_order, 600)
+{
+	enum { OPS = 64, N = 4099 };
+	unsigned int p = self->c.nranks, me = self->c.rank, r, k;
+	static int32_t *buf[OPS];
+	struct kcoll_completion cpl[OPS];
+	struct kcoll_reap rp;
+	struct kcoll_submit s;
+	__u64 first = 0, bad = 0;
+	unsigned int got = 0;
+	size_t i;
+
+	for (k = 0; k < OPS; k++) {
+		buf[k] = map_buf(N * 4);
+		ASSERT_NE(NULL, buf[k]);
+		for (i = 0; i < N; i++)
+			buf[k][i] = (int32_t)(k * 100000 + me * 1000 + i % 1000);
+		memset(&s, 0, sizeof(s));
+		s.op = KCOLL_OP_ALLREDUCE;
+		s.dtype = KCOLL_INT32;
+		s.redop = KCOLL_SUM;
+		s.count = N;
+		s.cookie = 1000 + k;
+		s.send.addr = (uintptr_t)buf[k];
+		s.recv.addr = (uintptr_t)buf[k];
+		ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("op %u: %s", k, strerror(errno));
+		if (!k)
+			first = s.op_id;
+		EXPECT_EQ(first + k, s.op_id);
+	}
+	/* Reap in batches as they come: oldest first, in submission order. */
+	while (got < OPS) {
+		memset(&rp, 0, sizeof(rp));
+		rp.size = sizeof(rp);
+		rp.flags = KCOLL_REAP_WAIT;
+		rp.entries = (uintptr_t)(cpl + got);
+		rp.max = OPS - got;
+		rp.entry_size = sizeof(cpl[0]);
+		rp.timeout_ms = 120000;
+		ASSERT_EQ(0, ioctl(self->fd, KCOLL_IOC_REAP, &rp)) TH_LOG("%s", strerror(errno));
+		ASSERT_LE(1, rp.count);
+		got += rp.count;
+	}
+	for (k = 0; k < OPS; k++) {
+		EXPECT_EQ(0, cpl[k].status);
+		EXPECT_EQ(first + k, cpl[k].op_id);
+		EXPECT_EQ(1000 + k, cpl[k].cookie);
+		EXPECT_LE(cpl[k].submit_ns, cpl[k].complete_ns);
+		if (k)
+			EXPECT_LE(cpl[k - 1].complete_ns, cpl[k].complete_ns);
+		for (i = 0; i < N; i++) {
+			int32_t want = 0;
+
+			for (r = 0; r < p; r++)
+				want += (int32_t)(k * 100000 + r * 1000 + i % 1000);
+			if (buf[k][i] != want && bad++ < 3)
+				TH_LOG("op %u element %zu: %d, expected %d", k, i, buf[k][i], want);
+		}
+		munmap(buf[k], N * 4);
+	}
+	EXPECT_EQ(0, bad);
+}
+
+TEST_F_TIMEOUT(cl, sixty_four_mib_allreduce_and_broadcast_exact, 900)
+{
+	size_t count = (64u << 20) / 4, i;
+	unsigned int p = self->c.nranks, me = self->c.rank, r;
+	float *b = map_buf(count * 4);
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	__u64 bad = 0;
+
+	ASSERT_NE(NULL, b);
+	/* fp32 sum, in place: integers below 2^24 stay exact. */
+	for (i = 0; i < count; i++)
+		b[i] = (float)((i % 4093) + me);
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.redop = KCOLL_SUM;
+	s.count = count;
+	s.send.addr = (uintptr_t)b;
+	s.recv.addr = (uintptr_t)b;
+	ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	TH_LOG("allreduce 64 MiB: %.1f ms", (cpl.complete_ns - cpl.submit_ns) / 1e6);
+	for (i = 0; i < count; i++) {
+		float want = 0;
+
+		for (r = 0; r < p; r++)
+			want += (float)((i % 4093) + r);
+		if (b[i] != want && bad++ < 3)
+			TH_LOG("allreduce element %zu: %g, expected %g", i, b[i], want);
+	}
+	EXPECT_EQ(0, bad);
+
+	/* Broadcast of 64 MiB from the last rank. */
+	for (i = 0; i < count; i++)
+		b[i] = me == p - 1 ? (float)(i % 65521) : -1.0f;
+	s.op = KCOLL_OP_BROADCAST;
+	s.root = p - 1;
+	ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	TH_LOG("broadcast 64 MiB: %.1f ms", (cpl.complete_ns - cpl.submit_ns) / 1e6);
+	for (i = 0; i < count; i++)
+		if (b[i] != (float)(i % 65521) && bad++ < 3)
+			TH_LOG("broadcast element %zu: %g", i, b[i]);
+	EXPECT_EQ(0, bad);
+	munmap(b, count * 4);
+}
+
+TEST_F_TIMEOUT(cl, deregister_while_in_use_is_ebusy, 300)
+{
+	struct kcoll_mem_dereg dr = { .size = sizeof(dr) };
+	size_t count = 1 << 18, i;
+	float *b = map_buf(count * 4);
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+
+	ASSERT_NE(NULL, b);
+	for (i = 0; i < count; i++)
+		b[i] = 1.0f;
+	dr.handle = reg_buf(self->fd, b, count * 4);
+	ASSERT_NE(0, dr.handle);
+	/*
+	 * The other ranks join 300 ms late: rank 0's operation cannot have
+	 * completed when it asks to deregister right after submitting.
+	 */
+	if (self->c.rank)
+		sleep_ms(300);
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.redop = KCOLL_SUM;
+	s.count = count;
+	s.send.handle = dr.handle;
+	s.recv.handle = dr.handle;
+	ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("%s", strerror(errno));
+	if (!self->c.rank && self->c.nranks > 1) {
+		EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_MEM_DEREG, &dr));
+		EXPECT_EQ(EBUSY, errno);
+	}
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	EXPECT_EQ((float)self->c.nranks, b[count - 1]);
+	/* Complete: now it goes, once. */
+	EXPECT_EQ(0, ioctl(self->fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	munmap(b, count * 4);
+}
+
+/*
+ * Run @iters AllReduces (int64 sum, distinct per communicator @tag) on
+ * file @fd; returns the number of wrong elements or failed operations.
+ */
+static long run_tagged(int fd, unsigned int p, unsigned int me, int tag, int iters)
+{
+	size_t n = 20011, i;
+	int64_t *b = map_buf(n * 8);
+	struct kcoll_completion cpl;
+	long bad = 0;
+	int it;
+
+	if (!b)
+		return 1;
+	for (it = 0; it < iters; it++) {
+		struct kcoll_submit s = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT64,
+					  .redop = KCOLL_SUM, .count = n };
+
+		for (i = 0; i < n; i++)
+			b[i] = (int64_t)tag * 1000000000 + it * 100000 + me * 10 + (i % 7);
+		s.send.addr = (uintptr_t)b;
+		s.recv.addr = (uintptr_t)b;
+		if (submit(fd, &s) || wait_one(fd, &cpl)) {
+			bad++;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			int64_t want = 0;
+			unsigned int r;
+
+			for (r = 0; r < p; r++)
+				want += (int64_t)tag * 1000000000 + it * 100000 + r * 10 + (i % 7);
+			bad += b[i] != want;
+		}
+	}
+	munmap(b, n * 8);
+	return bad;
+}
+
+TEST(two_communicators_from_two_processes_at_once)
+{
+	struct cluster c1, c2;
+	int fd, status;
+	long bad;
+	pid_t pid;
+
+	ASSERT_EQ(0, cluster_get(&c1));
+	ASSERT_EQ(0, cluster_get_port(&c2, 50));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The second process: a communicator of its own, its own ports. */
+		int cfd = open(KC_DEV, O_RDWR | O_CLOEXEC);
+
+		if (cfd < 0 || comm_create(cfd, &c2, -1, NULL))
+			_exit(100);
+		bad = run_tagged(cfd, c2.nranks, c2.rank, 2, 16);
+		close(cfd);
+		_exit(bad ? 1 : 0);
+	}
+	fd = kc_open(_metadata);
+	ASSERT_EQ(0, comm_create(fd, &c1, -1, NULL)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, run_tagged(fd, c1.nranks, c1.rank, 1, 16));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("second process: %d", WEXITSTATUS(status));
+	close(fd);
 }
 
 /* ------------------------------------- every operation x every algorithm */
@@ -815,4 +765,4 @@ TEST_F_TIMEOUT(ops, every_op_int32_sum_exact, 900)
 	}
 }
 
-TEST_HARNESS_MAIN
+KC_HARNESS_MAIN

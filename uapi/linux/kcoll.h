@@ -97,7 +97,9 @@ enum kcoll_level {
  *
  * Every open file of /dev/kcoll holds at most one communicator, the
  * memory registered through it and the completions of its operations.
- * close() (or the death of the process) destroys all of it.
+ * close() (or the death of the process) destroys all of it.  They belong
+ * to the process that opened the file: another process that inherited it
+ * (fork) or was passed it gets EPERM from every ioctl but KCOLL_IOC_INFO.
  *
  * Conventions, for every struct below:
  *  - the first field is @size, set by the caller to sizeof() of the

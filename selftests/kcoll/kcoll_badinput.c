@@ -1,0 +1,900 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcoll.ko selftest: bad input.  Every ioctl with every kind of wrong
+ * argument gets its documented errno (uapi/linux/kcoll.h), and a failed
+ * ioctl changes nothing: the communicator still runs an operation
+ * afterwards and no page stays pinned.  The sysfs tunables refuse absurd
+ * values with EINVAL and keep the old one.
+ *
+ * Each test runs alone on its node (a one-rank communicator on the
+ * loopback address), so every rank of the cluster may run this binary at
+ * the same time.  Skips (exit 4) when /dev/kcoll is missing.
+ */
+#include <sys/eventfd.h>
+
+#include "kselftest_harness.h"
+#include "kcoll_util.h"
+
+#define PORT 17100
+
+static struct kcoll_rank lo_rank(unsigned int port)
+{
+	struct kcoll_rank r = { .family = KCOLL_AF_INET, .port = port };
+
+	inet_pton(AF_INET, "127.0.0.1", r.addr);
+	return r;
+}
+
+static void create_init(struct kcoll_comm_create *cc, struct kcoll_rank *r, unsigned int n)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->size = sizeof(*cc);
+	cc->nranks = n;
+	cc->ranks = (uintptr_t)r;
+	cc->rank_size = sizeof(*r);
+	cc->eventfd = -1;
+}
+
+/*
+ * The file @fd refuses @cc with @err.  Two statements, not one, so that a
+ * TH_LOG() can follow (it attaches to the errno check): use in braces.
+ */
+#define CREATE_FAILS(fd, cc, err)						\
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_COMM_CREATE, cc));			\
+	EXPECT_EQ(err, errno)
+
+/* ------------------------------------------------------------ ABI */
+
+/* Each ioctl with its smallest valid size. */
+static const struct { unsigned int cmd; __u32 min; const char *name; } ioctls[] = {
+	{ KCOLL_IOC_INFO, 4, "info" },
+	{ KCOLL_IOC_COMM_CREATE, 24, "create" },
+	{ KCOLL_IOC_MEM_REG, 32, "reg" },
+	{ KCOLL_IOC_MEM_DEREG, 16, "dereg" },
+	{ KCOLL_IOC_SUBMIT, sizeof(struct kcoll_submit), "submit" },
+	{ KCOLL_IOC_REAP, 28, "reap" },
+	{ KCOLL_IOC_ABORT, 8, "abort" },
+};
+
+static void set_size(void *buf, __u32 size)
+{
+	memcpy(buf, &size, sizeof(size));
+}
+
+TEST(abi_every_ioctl_too_small_is_einval)
+{
+	__u64 buf[512];
+	int fd = kc_open(_metadata);
+	size_t i;
+
+	for (i = 1; i < sizeof(ioctls) / sizeof(ioctls[0]); i++) {
+		memset(buf, 0, sizeof(buf));
+		set_size(buf, ioctls[i].min - 4);
+		EXPECT_EQ(-1, ioctl(fd, ioctls[i].cmd, buf)) TH_LOG("%s", ioctls[i].name);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("%s", ioctls[i].name);
+	}
+	close(fd);
+}
+
+TEST(abi_every_ioctl_nonzero_tail_is_e2big)
+{
+	static __u64 buf[1024];		/* larger than any struct, and a page */
+	int fd = kc_open(_metadata);
+	size_t i;
+
+	for (i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]); i++) {
+		/* 256 bytes is beyond every struct: its last byte is unknown. */
+		memset(buf, 0, sizeof(buf));
+		set_size(buf, 256);
+		((__u8 *)buf)[255] = 1;
+		EXPECT_EQ(-1, ioctl(fd, ioctls[i].cmd, buf)) TH_LOG("%s", ioctls[i].name);
+		EXPECT_EQ(E2BIG, errno) TH_LOG("%s", ioctls[i].name);
+		/* More than a page is refused whatever it holds. */
+		memset(buf, 0, sizeof(buf));
+		set_size(buf, 4096 + 8);
+		EXPECT_EQ(-1, ioctl(fd, ioctls[i].cmd, buf)) TH_LOG("%s", ioctls[i].name);
+		EXPECT_EQ(E2BIG, errno) TH_LOG("%s", ioctls[i].name);
+	}
+	close(fd);
+}
+
+TEST(abi_wrong_direction_or_type_is_enotty)
+{
+	struct kcoll_info info = { .size = sizeof(info) };
+	int fd = kc_open(_metadata);
+
+	EXPECT_EQ(-1, ioctl(fd, _IOR(KCOLL_IOC_MAGIC, 0x00, struct kcoll_info), &info));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IOW(KCOLL_IOC_MAGIC, 0x04, struct kcoll_submit), &info));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IOWR(KCOLL_IOC_MAGIC, 0x07, struct kcoll_abort), &info));
+	EXPECT_EQ(ENOTTY, errno);
+	close(fd);
+}
+
+/* ------------------------------------------------------------ create */
+
+TEST(create_bad_counts_flags_and_sizes_are_einval)
+{
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_info info = { .size = sizeof(info) };
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, &info));
+	create_init(&cc, &r, 0);
+	CREATE_FAILS(fd, &cc, EINVAL);			/* no rank */
+	create_init(&cc, &r, info.max_ranks + 1);
+	CREATE_FAILS(fd, &cc, EINVAL);			/* too many */
+	create_init(&cc, &r, 1);
+	cc.rank = 1;
+	CREATE_FAILS(fd, &cc, EINVAL);			/* rank >= nranks */
+	create_init(&cc, &r, 1);
+	cc.flags = 1;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	create_init(&cc, &r, 1);
+	cc.rank_size = 8;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	create_init(&cc, &r, 1);
+	cc.rank_size = 8192;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	create_init(&cc, &r, 1);
+	cc.ranks = 0;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	create_init(&cc, &r, 1);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+TEST(create_rank_entry_with_unknown_tail_is_e2big)
+{
+	struct { struct kcoll_rank r; __u32 future[2]; } big[1];
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+
+	memset(big, 0, sizeof(big));
+	big[0].r = lo_rank(PORT);
+	big[0].future[1] = 7;
+	create_init(&cc, &big[0].r, 1);
+	cc.rank_size = sizeof(big[0]);
+	CREATE_FAILS(fd, &cc, E2BIG);
+	big[0].future[1] = 0;			/* a zero tail is fine */
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+TEST(create_unmapped_rank_table_is_efault)
+{
+	struct kcoll_comm_create cc;
+	void *p = map_buf(4096);
+	int fd = kc_open(_metadata);
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, munmap(p, 4096));
+	create_init(&cc, p, 1);
+	CREATE_FAILS(fd, &cc, EFAULT);
+	close(fd);
+}
+
+TEST(create_bad_family_or_port_is_einval)
+{
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+
+	create_init(&cc, &r, 1);
+	r.family = 99;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	r.family = 0;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	r = lo_rank(0);
+	CREATE_FAILS(fd, &cc, EINVAL);
+	r = lo_rank(65536);
+	CREATE_FAILS(fd, &cc, EINVAL);
+	r = lo_rank(PORT);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+TEST(create_duplicate_ranks_are_einval)
+{
+	struct kcoll_rank r[3] = { lo_rank(PORT), lo_rank(PORT + 1), lo_rank(PORT) };
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+
+	create_init(&cc, r, 3);
+	CREATE_FAILS(fd, &cc, EINVAL);
+	create_init(&cc, r, 2);
+	r[1] = r[0];
+	CREATE_FAILS(fd, &cc, EINVAL);
+	close(fd);
+}
+
+TEST(create_non_unicast_addresses_are_einval)
+{
+	static const char *const v4[] = {
+		"0.0.0.0", "255.255.255.255", "224.0.0.1", "239.1.2.3",
+	};
+	static const char *const v6[] = { "::", "ff02::1" };
+	struct kcoll_rank r;
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+	size_t i;
+
+	create_init(&cc, &r, 1);
+	for (i = 0; i < sizeof(v4) / sizeof(v4[0]); i++) {
+		r = lo_rank(PORT);
+		inet_pton(AF_INET, v4[i], r.addr);
+		CREATE_FAILS(fd, &cc, EINVAL) TH_LOG("%s", v4[i]);
+	}
+	for (i = 0; i < sizeof(v6) / sizeof(v6[0]); i++) {
+		r = lo_rank(PORT);
+		r.family = KCOLL_AF_INET6;
+		inet_pton(AF_INET6, v6[i], r.addr);
+		CREATE_FAILS(fd, &cc, EINVAL) TH_LOG("%s", v6[i]);
+	}
+	/* IPv4 keeps the rest of addr[] zero. */
+	r = lo_rank(PORT);
+	r.addr[15] = 1;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	r = lo_rank(PORT);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+TEST(create_malformed_algo_string_is_einval)
+{
+	static const char *const bad[] = {
+		"level1:no-such-algorithm", "level9:ring", "level1", "level1:ring;level1",
+		"AllReduce=level1:ring/Nonsense=level1:ring", "AllReduce=", "=level1:ring",
+		"level0:ring;;", "\x01\x02", "level1:ring level2:NB",
+	};
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+	size_t i;
+
+	create_init(&cc, &r, 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cc.algo = (uintptr_t)bad[i];
+		CREATE_FAILS(fd, &cc, EINVAL) TH_LOG("\"%s\"", bad[i]);
+	}
+	cc.algo = (uintptr_t)"level1:ring";
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+TEST(create_algo_too_long_is_einval_unmapped_is_efault)
+{
+	static char longs[2 * KCOLL_ALGO_STR_MAX];
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	void *p = map_buf(4096);
+	int fd = kc_open(_metadata);
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, munmap(p, 4096));
+	memset(longs, ';', sizeof(longs) - 1);
+	create_init(&cc, &r, 1);
+	cc.algo = (uintptr_t)longs;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.algo = (uintptr_t)p;
+	CREATE_FAILS(fd, &cc, EFAULT);
+	cc.algo = 0;
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+TEST(create_eventfd_not_eventfd_is_einval_closed_is_ebadf)
+{
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+	int efd = eventfd(0, EFD_CLOEXEC), gone;
+
+	ASSERT_LE(0, efd);
+	gone = dup(efd);
+	ASSERT_LE(0, gone);
+	close(gone);
+	create_init(&cc, &r, 1);
+	cc.eventfd = fd;			/* a file, but no eventfd */
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.eventfd = gone;			/* not an open file */
+	CREATE_FAILS(fd, &cc, EBADF);
+	cc.eventfd = efd;
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+	close(efd);
+}
+
+TEST(create_absurd_tunables_are_einval)
+{
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+
+	create_init(&cc, &r, 1);
+	cc.chunk_bytes = 3;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.chunk_bytes = 4097;			/* not a multiple of 8 */
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.chunk_bytes = 1u << 30;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.chunk_bytes = 0;
+	cc.slots = 65;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.slots = ~0u;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.slots = 0;
+	cc.timeout_ms = 5;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.timeout_ms = ~0u;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.timeout_ms = 0;
+	cc.connect_timeout_ms = 4000000000u;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.connect_timeout_ms = 0;
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+TEST(create_twice_is_ebusy)
+{
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+	__u64 id;
+
+	create_init(&cc, &r, 1);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	id = cc.comm_id;
+	EXPECT_NE(0, id);
+	CREATE_FAILS(fd, &cc, EBUSY);
+	EXPECT_EQ(id, cc.comm_id);		/* a failed ioctl writes nothing */
+	close(fd);
+}
+
+TEST(no_communicator_is_enotconn)
+{
+	struct kcoll_completion cpl;
+	struct kcoll_submit s = { .op = KCOLL_OP_BARRIER };
+	struct kcoll_reap r = { .size = sizeof(r), .entries = (uintptr_t)&cpl, .max = 1,
+				.entry_size = sizeof(cpl) };
+	struct kcoll_abort a = { .size = sizeof(a) };
+	int fd = kc_open(_metadata);
+
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_REAP, &r));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_ABORT, &a));
+	EXPECT_EQ(ENOTCONN, errno);
+	close(fd);
+}
+
+/* ------------------------------------------------------------ submit */
+
+/* A file with a one-rank communicator and a good AllReduce to vary. */
+FIXTURE(one) {
+	int fd;
+	float *buf;		/* 4096 floats */
+	struct kcoll_submit s;
+	long long pinned;
+};
+
+FIXTURE_SETUP(one)
+{
+	struct cluster c;
+
+	self->fd = kc_open(_metadata);
+	cluster_single(&c, PORT);
+	ASSERT_EQ(0, comm_create(self->fd, &c, -1, NULL));
+	self->buf = map_buf(4096 * sizeof(float));
+	ASSERT_NE(NULL, self->buf);
+	memset(&self->s, 0, sizeof(self->s));
+	self->s.op = KCOLL_OP_ALLREDUCE;
+	self->s.dtype = KCOLL_FP32;
+	self->s.redop = KCOLL_SUM;
+	self->s.count = 16;
+	self->s.send.addr = (uintptr_t)self->buf;
+	self->s.recv.addr = (uintptr_t)(self->buf + 1024);
+	self->pinned = foll_pinned();
+}
+
+FIXTURE_TEARDOWN(one)
+{
+	close(self->fd);
+	munmap(self->buf, 4096 * sizeof(float));
+}
+
+/*
+ * After the refusals: nothing pinned is left behind, no completion was
+ * queued, and a good operation still runs (its op_id is the first).
+ */
+static void still_usable(struct __test_metadata *_metadata, FIXTURE_DATA(one) *self)
+{
+	struct kcoll_submit s;
+	struct kcoll_completion cpl;
+	int i;
+
+	EXPECT_EQ(self->pinned, foll_pinned_settle(self->pinned, 2000));
+	for (i = 0; i < 16; i++)
+		self->buf[i] = (float)i + 0.5f;
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.redop = KCOLL_SUM;
+	s.count = 16;
+	s.cookie = 4242;
+	s.send.addr = (uintptr_t)self->buf;
+	s.recv.addr = (uintptr_t)(self->buf + 2048);
+	ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(1, s.op_id);
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	EXPECT_EQ(4242, cpl.cookie);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ((float)i + 0.5f, self->buf[2048 + i]);
+}
+
+#define SUBMIT_FAILS(err) do {							\
+	EXPECT_EQ(-1, submit(self->fd, &self->s));				\
+	EXPECT_EQ(err, errno);							\
+} while (0)
+
+TEST_F(one, submit_unknown_op_is_einval)
+{
+	self->s.op = KCOLL_OP_COUNT;
+	SUBMIT_FAILS(EINVAL);
+	self->s.op = ~0u;
+	SUBMIT_FAILS(EINVAL);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_unknown_dtype_is_einval)
+{
+	self->s.dtype = KCOLL_DTYPE_COUNT;
+	SUBMIT_FAILS(EINVAL);
+	self->s.dtype = 77;
+	SUBMIT_FAILS(EINVAL);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_unknown_redop_is_einval)
+{
+	self->s.redop = KCOLL_REDOP_COUNT;
+	SUBMIT_FAILS(EINVAL);
+	self->s.op = KCOLL_OP_REDUCE;
+	self->s.redop = 42;
+	SUBMIT_FAILS(EINVAL);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_root_out_of_range_is_einval)
+{
+	static const __u32 rooted[] = {
+		KCOLL_OP_BROADCAST, KCOLL_OP_REDUCE, KCOLL_OP_SCATTER, KCOLL_OP_GATHER,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rooted) / sizeof(rooted[0]); i++) {
+		self->s.op = rooted[i];
+		self->s.root = 1;
+		SUBMIT_FAILS(EINVAL);
+		self->s.root = ~0u;
+		SUBMIT_FAILS(EINVAL);
+	}
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_nonzero_flags_is_einval)
+{
+	self->s.flags = 8;
+	SUBMIT_FAILS(EINVAL);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_count_overflowing_bytes_is_eoverflow)
+{
+	self->s.count = 1ULL << 62;		/* * 4 bytes overflows */
+	SUBMIT_FAILS(EOVERFLOW);
+	self->s.count = ~0ULL;
+	SUBMIT_FAILS(EOVERFLOW);
+	self->s.dtype = KCOLL_FP64;
+	self->s.count = 1ULL << 61;
+	SUBMIT_FAILS(EOVERFLOW);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_null_buffer_is_efault)
+{
+	self->s.send.addr = 0;
+	SUBMIT_FAILS(EFAULT);
+	self->s.send.addr = (uintptr_t)self->buf;
+	self->s.recv.addr = 0;
+	SUBMIT_FAILS(EFAULT);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_unmapped_buffer_is_efault)
+{
+	void *p = map_buf(1 << 16);
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, munmap(p, 1 << 16));
+	self->s.recv.addr = (uintptr_t)p;	/* the send buffer is pinned first */
+	SUBMIT_FAILS(EFAULT);
+	self->s.send.addr = (uintptr_t)p;
+	self->s.recv.addr = (uintptr_t)self->buf;
+	SUBMIT_FAILS(EFAULT);
+	/* Kernel addresses are no user memory either. */
+	self->s.send.addr = 0xffff888000000000ULL;
+	SUBMIT_FAILS(EFAULT);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_buffer_shorter_than_count_is_efault)
+{
+	/* 4 KiB mapped, 16 KiB asked for: the rest is unmapped. */
+	char *p = map_buf(8192);
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, munmap(p + 4096, 4096));
+	self->s.count = 4096;
+	/* In place: a second buffer could lie next to it and overlap. */
+	self->s.send.addr = (uintptr_t)p;
+	self->s.recv.addr = (uintptr_t)p;
+	SUBMIT_FAILS(EFAULT);
+	munmap(p, 4096);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_readonly_receive_buffer_is_efault)
+{
+	float *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, ro);
+	self->s.recv.addr = (uintptr_t)ro;
+	SUBMIT_FAILS(EFAULT);
+	munmap(ro, 4096);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_overlapping_not_in_place_is_einval)
+{
+	/* One element apart: neither the same buffer nor disjoint. */
+	self->s.recv.addr = (uintptr_t)(self->buf + 1);
+	SUBMIT_FAILS(EINVAL);
+	self->s.recv.addr = (uintptr_t)(self->buf + 15);
+	SUBMIT_FAILS(EINVAL);
+	/* AllGather in place is send = recv + rank * count; one more is not. */
+	self->s.op = KCOLL_OP_ALLGATHER;
+	self->s.recv.addr = (uintptr_t)self->buf;
+	self->s.send.addr = (uintptr_t)(self->buf + 1);
+	SUBMIT_FAILS(EINVAL);
+	/* Through a registration: the same memory, handle and offsets. */
+	self->s.op = KCOLL_OP_ALLREDUCE;
+	self->s.send.handle = reg_buf(self->fd, self->buf, 4096);
+	ASSERT_NE(0, self->s.send.handle);
+	self->s.recv.handle = self->s.send.handle;
+	self->s.send.addr = 0;
+	self->s.recv.addr = 8;
+	SUBMIT_FAILS(EINVAL);
+	self->pinned = foll_pinned();		/* the registration stays pinned */
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_unknown_handle_is_enoent)
+{
+	self->s.send.handle = 12345;
+	SUBMIT_FAILS(ENOENT);
+	self->s.send.handle = 1ULL << 40;
+	SUBMIT_FAILS(ENOENT);
+	self->s.send.handle = 0;
+	self->s.recv.handle = 1;		/* none registered yet */
+	self->s.recv.addr = 0;
+	SUBMIT_FAILS(ENOENT);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_beyond_registration_is_erange)
+{
+	__u64 h = reg_buf(self->fd, self->buf + 1024, 4096);
+
+	ASSERT_NE(0, h);
+	self->pinned = foll_pinned();
+	self->s.recv.handle = h;
+	self->s.recv.addr = 4096 - 16 * sizeof(float) + 4;	/* 4 bytes too far */
+	SUBMIT_FAILS(ERANGE);
+	self->s.recv.addr = 1ULL << 40;
+	SUBMIT_FAILS(ERANGE);
+	self->s.recv.addr = 0;
+	self->s.count = 1025;			/* one element more than registered */
+	SUBMIT_FAILS(ERANGE);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_handle_of_another_file_is_enoent)
+{
+	int other = kc_open(_metadata);
+	__u64 h[3];
+	int i;
+
+	/* Three handles there, none here: handle numbers are per file. */
+	for (i = 0; i < 3; i++) {
+		h[i] = reg_buf(other, self->buf + 2048, 4096);
+		ASSERT_NE(0, h[i]);
+	}
+	self->s.recv.handle = h[2];
+	self->s.recv.addr = 0;
+	SUBMIT_FAILS(ENOENT);
+	close(other);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_alltoallv_bad_count_arrays)
+{
+	__u64 counts[1] = { 16 }, displs[1] = { 0 };
+	void *p = map_buf(4096);
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, munmap(p, 4096));
+	self->s.op = KCOLL_OP_ALLTOALLV;
+	SUBMIT_FAILS(EINVAL);			/* no arrays */
+	self->s.scounts = (uintptr_t)counts;
+	self->s.sdispls = (uintptr_t)displs;
+	self->s.rcounts = (uintptr_t)counts;
+	self->s.rdispls = (uintptr_t)p;		/* unmapped */
+	SUBMIT_FAILS(EFAULT);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, abort_then_submit_is_ecanceled)
+{
+	struct kcoll_abort a = { .size = sizeof(a) };
+
+	a.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_ABORT, &a));
+	EXPECT_EQ(EINVAL, errno);
+	/* The refused abort changed nothing. */
+	still_usable(_metadata, self);
+	a.flags = 0;
+	ASSERT_EQ(0, ioctl(self->fd, KCOLL_IOC_ABORT, &a));
+	SUBMIT_FAILS(ECANCELED);
+}
+
+/* ------------------------------------------------------------ reap */
+
+TEST_F(one, reap_bad_arguments_are_einval)
+{
+	struct kcoll_completion cpl[2];
+	struct kcoll_reap r = { .size = sizeof(r), .entries = (uintptr_t)cpl, .max = 2,
+				.entry_size = sizeof(cpl[0]) };
+	struct kcoll_reap bad;
+
+	bad = r;
+	bad.max = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = r;
+	bad.entry_size = sizeof(cpl[0]) - 8;
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = r;
+	bad.entries = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = r;
+	bad.flags = 0x80;
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = r;
+	bad.entries = 0xffff888000000000ULL;
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &bad));
+	EXPECT_EQ(EFAULT, errno);
+	/* Nothing outstanding: no wait, or ENOENT when asked to wait. */
+	EXPECT_EQ(0, ioctl(self->fd, KCOLL_IOC_REAP, &r));
+	EXPECT_EQ(0, r.count);
+	r.flags = KCOLL_REAP_WAIT;
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &r));
+	EXPECT_EQ(ENOENT, errno);
+	still_usable(_metadata, self);
+}
+
+/* ------------------------------------------------------- registration */
+
+TEST(register_bad_arguments)
+{
+	struct kcoll_mem_reg reg = { .size = sizeof(reg) };
+	struct kcoll_info info = { .size = sizeof(info) };
+	size_t len = 1 << 20;
+	void *p = map_buf(len);
+	int fd = kc_open(_metadata);
+	long long pinned = foll_pinned();
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, &info));
+	reg.addr = (uintptr_t)p;
+	reg.len = 0;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EINVAL, errno);
+	reg.len = info.max_reg_bytes + 1;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EINVAL, errno);
+	reg.len = len;
+	reg.flags = 2;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EINVAL, errno);
+	reg.flags = 0;
+	reg.addr = 0xffff800000000000ULL;	/* kernel half */
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EFAULT, errno);
+	reg.addr = ~0ULL - 4096;		/* wraps around */
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, reg.handle);
+	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	reg.addr = (uintptr_t)p;
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_NE(0, reg.handle);
+	EXPECT_LT(pinned, foll_pinned());	/* (other pins come and go) */
+	close(fd);
+	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	munmap(p, len);
+}
+
+TEST(register_unmapped_or_readonly_is_efault_nothing_pinned)
+{
+	struct kcoll_mem_reg reg = { .size = sizeof(reg) };
+	char *p = map_buf(1 << 20), *ro;
+	int fd = kc_open(_metadata);
+	long long pinned = foll_pinned();
+
+	ASSERT_NE(NULL, p);
+	/* Half mapped: the first half gets pinned, then must be let go. */
+	ASSERT_EQ(0, munmap(p + (1 << 19), 1 << 19));
+	memset(p, 1, 1 << 19);
+	reg.addr = (uintptr_t)p;
+	reg.len = 1 << 20;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EFAULT, errno);
+	ro = mmap(NULL, 1 << 16, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	reg.addr = (uintptr_t)ro;
+	reg.len = 1 << 16;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	close(fd);
+	munmap(ro, 1 << 16);
+	munmap(p, 1 << 19);
+}
+
+TEST(deregister_unknown_twice_or_foreign_is_enoent)
+{
+	struct kcoll_mem_dereg dr = { .size = sizeof(dr) };
+	size_t len = 1 << 16;
+	void *p = map_buf(len);
+	int fd = kc_open(_metadata);
+	int other = kc_open(_metadata);
+	long long pinned = foll_pinned();
+	__u64 h;
+
+	ASSERT_NE(NULL, p);
+	h = reg_buf(fd, p, len);
+	ASSERT_NE(0, h);
+	dr.handle = 0;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	dr.handle = h + 1000;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	dr.handle = 1ULL << 33;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	/* Another file does not know this handle. */
+	dr.handle = h;
+	EXPECT_EQ(-1, ioctl(other, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	dr.flags = 1;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(EINVAL, errno);
+	dr.flags = 0;
+	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_EQ(ENOENT, errno);
+	close(other);
+	close(fd);
+	munmap(p, len);
+}
+
+/* ------------------------------------------------------------ sysfs */
+
+static int sysfs_read(const char *name, char *buf, size_t len)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), KC_SYSFS "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Write @val to tunable @name; returns 0 or the errno of the write. */
+static int sysfs_write(const char *name, const char *val)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), KC_SYSFS "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+static void sysfs_refuses(struct __test_metadata *_metadata, const char *name,
+			  const char *const *bad, size_t nbad)
+{
+	char before[KCOLL_ALGO_STR_MAX + 8], after[KCOLL_ALGO_STR_MAX + 8];
+	size_t i;
+
+	if (geteuid() != 0)
+		SKIP(return, "writing sysfs needs root");
+	ASSERT_EQ(0, sysfs_read(name, before, sizeof(before))) TH_LOG("%s", name);
+	for (i = 0; i < nbad; i++) {
+		EXPECT_EQ(EINVAL, sysfs_write(name, bad[i])) TH_LOG("%s <- \"%s\"", name, bad[i]);
+		ASSERT_EQ(0, sysfs_read(name, after, sizeof(after)));
+		EXPECT_STREQ(before, after) TH_LOG("%s <- \"%s\"", name, bad[i]);
+	}
+}
+
+TEST(sysfs_malformed_algo_is_einval_old_value_kept)
+{
+	static const char *const bad[] = {
+		"level1:no-such-algorithm", "level9:ring", "level1", "AllReduce=",
+		"allreduce=level1:ring/bogus=level1:NB", "level0:ring;;", "\x01",
+	};
+
+	sysfs_refuses(_metadata, "algo", bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+TEST(sysfs_absurd_chunk_bytes_is_einval)
+{
+	static const char *const bad[] = {
+		"0", "3", "4097", "4095", "1048584", "4294967295", "4294967296",
+		"99999999999999999999", "-1", "abc", "0x", "65536 junk",
+	};
+
+	sysfs_refuses(_metadata, "chunk_bytes", bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+TEST(sysfs_absurd_slots_is_einval)
+{
+	static const char *const bad[] = { "0", "65", "4294967295", "4294967296", "-8", "x" };
+
+	sysfs_refuses(_metadata, "slots", bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+TEST(sysfs_absurd_timeouts_are_einval)
+{
+	static const char *const bad[] = {
+		"0", "9", "3600001", "4294967295", "4294967296", "-1", "1e3", "\n",
+	};
+
+	sysfs_refuses(_metadata, "timeout_ms", bad, sizeof(bad) / sizeof(bad[0]));
+	sysfs_refuses(_metadata, "connect_timeout_ms", bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+KC_HARNESS_MAIN

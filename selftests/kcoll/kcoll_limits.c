@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcoll.ko selftest: limits and ownership.
+ *
+ *  - Pinned memory is charged to the registering process's
+ *    RLIMIT_MEMLOCK: an unprivileged process over it gets ENOMEM and
+ *    nothing stays pinned; within it the registration works.
+ *  - A file's communicator and registrations belong to the process that
+ *    opened it.  A child that inherited the file (fork) or a process it
+ *    was passed to (SCM_RIGHTS) gets EPERM from every ioctl but
+ *    KCOLL_IOC_INFO, and the owner's state is untouched by the attempts.
+ *
+ * One-rank communicators on the loopback address: every rank of the
+ * cluster runs this alone on its node.  Skips (exit 4) without /dev/kcoll.
+ */
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "kcoll_util.h"
+
+#define PORT 17200
+
+/*
+ * Become an unprivileged user: root's CAP_IPC_LOCK lifts the limit.  The
+ * harness runs every test in a child of its own, so this is undone for
+ * the next test.
+ */
+static int drop_privileges(void)
+{
+	if (geteuid() != 0)
+		return 0;
+	return setresuid(65534, 65534, 65534);
+}
+
+TEST(register_over_memlock_is_enomem_nothing_pinned)
+{
+	struct kcoll_mem_reg reg = { .size = sizeof(reg) };
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	size_t len = 1 << 20;
+	char *p = map_buf(len);
+	int fd = kc_open(_metadata);
+	long long pinned;
+	__u64 h1, h2;
+
+	ASSERT_NE(NULL, p);
+	memset(p, 1, len);
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	if (drop_privileges())
+		SKIP(return, "cannot drop root");
+	pinned = foll_pinned();
+	reg.addr = (uintptr_t)p;
+	reg.len = len;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	/* 64 KiB fit: two 32 KiB registrations, then not one page more. */
+	h1 = reg_buf(fd, p, 32 << 10);
+	EXPECT_NE(0, h1);
+	h2 = reg_buf(fd, p + (32 << 10), 32 << 10);
+	EXPECT_NE(0, h2);
+	EXPECT_LT(pinned, foll_pinned());
+	reg.addr = (uintptr_t)(p + (64 << 10));
+	reg.len = 4096;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
+	EXPECT_EQ(ENOMEM, errno);
+	close(fd);
+	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	munmap(p, len);
+}
+
+TEST(submit_plain_pointer_over_memlock_is_enomem)
+{
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	size_t count = 1 << 16;			/* 256 KiB of fp32 */
+	float *sb = map_buf(count * 4), *rb = map_buf(count * 4);
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	struct cluster c;
+	long long pinned;
+	int fd = kc_open(_metadata);
+
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	cluster_single(&c, PORT);
+	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	if (drop_privileges())
+		SKIP(return, "cannot drop root");
+	pinned = foll_pinned();
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.count = count;
+	s.send.addr = (uintptr_t)sb;
+	s.recv.addr = (uintptr_t)rb;
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(ENOMEM, errno);
+	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	/* Within the limit it runs. */
+	s.count = 4096;
+	ASSERT_EQ(0, submit(fd, &s)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, wait_one(fd, &cpl));
+	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	close(fd);
+}
+
+/* What a second process sees on the owner's file: EPERM, except info. */
+static int foreign_attempts(int fd, __u64 handle, float *buf)
+{
+	struct kcoll_info info = { .size = sizeof(info) };
+	struct kcoll_mem_dereg dr = { .size = sizeof(dr), .handle = handle };
+	struct kcoll_mem_reg reg = { .size = sizeof(reg), .addr = (uintptr_t)buf,
+				     .len = 4096 };
+	struct kcoll_abort ab = { .size = sizeof(ab) };
+	struct kcoll_completion cpl;
+	struct kcoll_reap rp = { .size = sizeof(rp), .entries = (uintptr_t)&cpl, .max = 1,
+				 .entry_size = sizeof(cpl) };
+	struct kcoll_submit s = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_FP32,
+				  .count = 16 };
+	struct cluster c;
+	int bad = 0;
+
+	s.send.handle = handle;
+	s.recv.addr = (uintptr_t)buf;
+	cluster_single(&c, PORT + 1);
+	if (ioctl(fd, KCOLL_IOC_INFO, &info))
+		bad |= 1;
+	if (!submit(fd, &s) || errno != EPERM)
+		bad |= 2;
+	if (!ioctl(fd, KCOLL_IOC_MEM_DEREG, &dr) || errno != EPERM)
+		bad |= 4;
+	if (!ioctl(fd, KCOLL_IOC_MEM_REG, &reg) || errno != EPERM)
+		bad |= 8;
+	if (!ioctl(fd, KCOLL_IOC_REAP, &rp) || errno != EPERM)
+		bad |= 16;
+	if (!ioctl(fd, KCOLL_IOC_ABORT, &ab) || errno != EPERM)
+		bad |= 32;
+	if (!comm_create(fd, &c, -1, NULL) || errno != EPERM)
+		bad |= 64;
+	return bad;
+}
+
+/* The owner's communicator and registration still work. */
+static void owner_still_works(struct __test_metadata *_metadata, int fd, __u64 h, float *buf)
+{
+	struct kcoll_completion cpl;
+	struct kcoll_submit s;
+	int i;
+
+	for (i = 0; i < 16; i++)
+		buf[i] = (float)(i * 3);
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.count = 16;
+	s.send.handle = h;
+	s.recv.addr = (uintptr_t)(buf + 512);
+	ASSERT_EQ(0, submit(fd, &s)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(1, s.op_id);			/* the child submitted nothing */
+	ASSERT_EQ(0, wait_one(fd, &cpl));
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ((float)(i * 3), buf[512 + i]);
+}
+
+TEST(forked_child_cannot_use_parents_file)
+{
+	float *buf = map_buf(4096);
+	struct cluster c;
+	int fd = kc_open(_metadata), status;
+	pid_t pid;
+	__u64 h;
+
+	ASSERT_NE(NULL, buf);
+	cluster_single(&c, PORT);
+	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
+	h = reg_buf(fd, buf, 4096);
+	ASSERT_NE(0, h);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(foreign_attempts(fd, h, buf));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("refusals missing: mask %#x",
+					      WEXITSTATUS(status));
+	owner_still_works(_metadata, fd, h, buf);
+	close(fd);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, b = 'f';
+	struct iovec iov = { &b, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], b;
+	struct iovec iov = { &b, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &m, 0) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+TEST(file_passed_over_unix_socket_is_eperm)
+{
+	float *buf = map_buf(4096);
+	struct cluster c;
+	int sv[2], status;
+	pid_t pid;
+	__u64 h;
+	int fd;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	/* The receiver exists before the file does: it inherits nothing. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		float *mine = map_buf(4096);
+		int got;
+
+		close(sv[0]);
+		got = recv_fd(sv[1]);
+		if (got < 0 || !mine)
+			_exit(255);
+		_exit(foreign_attempts(got, 1, mine));
+	}
+	close(sv[1]);
+	fd = kc_open(_metadata);
+	cluster_single(&c, PORT);
+	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
+	h = reg_buf(fd, buf, 4096);
+	ASSERT_EQ(1, h);
+	ASSERT_EQ(0, send_fd(sv[0], fd));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("refusals missing: mask %#x",
+					      WEXITSTATUS(status));
+	owner_still_works(_metadata, fd, h, buf);
+	close(sv[0]);
+	close(fd);
+}
+
+TEST(child_own_file_is_its_own)
+{
+	/* The rule is per file, not per module: a child's own open works. */
+	float *buf = map_buf(4096);
+	int fd = kc_open(_metadata), status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, buf);
+	close(fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct kcoll_completion cpl;
+		struct kcoll_submit s = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_FP32,
+					  .count = 16 };
+		struct cluster c;
+		int cfd = open(KC_DEV, O_RDWR);
+
+		cluster_single(&c, PORT);
+		s.send.handle = cfd < 0 ? 0 : reg_buf(cfd, buf, 4096);
+		s.recv.addr = (uintptr_t)(buf + 512);
+		if (cfd < 0 || comm_create(cfd, &c, -1, NULL) || !s.send.handle ||
+		    submit(cfd, &s) || wait_one(cfd, &cpl))
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+KC_HARNESS_MAIN

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the kcoll.ko selftests: opening /dev/kcoll (skipping
+ * when the module is not loaded), the cluster's rank table from the
+ * environment tools/kcoll-vm gives every rank, and thin ioctl wrappers.
+ *
+ * Include after kselftest_harness.h.
+ */
+#ifndef KCOLL_UTIL_H
+#define KCOLL_UTIL_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uapi/linux/kcoll.h"
+
+/*
+ * Plain TEST()s here talk to other ranks or to other processes: give them
+ * the time a fixture test gets (the harness has no TEST_TIMEOUT()).
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+
+#define KC_DEV "/dev/kcoll"
+#define KC_SYSFS "/sys/class/misc/kcoll/"
+
+static inline __u64 env_u64(const char *name, __u64 def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
+static inline int env_u32(const char *name, unsigned int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? (int)strtoul(v, NULL, 0) : (int)def;
+}
+
+static inline int kc_open_(struct __test_metadata *_metadata)
+{
+	int fd = open(KC_DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT)
+		SKIP(return -1, KC_DEV " missing: kcoll.ko not loaded");
+	ASSERT_LE(0, fd);
+	return fd;
+}
+
+/* SKIP() inside a helper only leaves the helper: leave the test too. */
+#define kc_open(m) ({ int __fd = kc_open_(m); if (__fd < 0) return; __fd; })
+
+/* The cluster's rank table, from the runner's environment. */
+struct cluster {
+	unsigned int rank, nranks;
+	struct kcoll_rank ranks[64];
+};
+
+/*
+ * Fill @c; @port_off shifts every rank's port (a second communicator
+ * on the same nodes needs ports of its own).
+ */
+static inline int cluster_get_port(struct cluster *c, unsigned int port_off)
+{
+	const char *ips = getenv("KCOLL_NODE_IPS");
+	unsigned int per = env_u32("KCOLL_RANKS_PER_NODE", 1);
+	unsigned int base = env_u32("KCOLL_PORT", 16667) - env_u32("KCOLL_LOCAL_RANK", 0);
+	char buf[1024], *save = NULL, *tok;
+	unsigned int node = 0, i;
+
+	base += port_off;
+	memset(c, 0, sizeof(*c));
+	c->rank = env_u32("KCOLL_RANK", 0);
+	c->nranks = env_u32("KCOLL_NRANKS", 1);
+	if (c->nranks > 64 || c->rank >= c->nranks)
+		return -1;
+	if (c->nranks == 1 || !ips) {
+		c->nranks = 1;
+		c->rank = 0;
+		c->ranks[0].family = KCOLL_AF_INET;
+		c->ranks[0].port = base;
+		inet_pton(AF_INET, "127.0.0.1", c->ranks[0].addr);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", ips);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save), node++) {
+		for (i = 0; i < per; i++) {
+			struct kcoll_rank *r = &c->ranks[node * per + i];
+
+			if (node * per + i >= c->nranks)
+				break;
+			r->family = KCOLL_AF_INET;
+			if (inet_pton(AF_INET, tok, r->addr) != 1)
+				return -1;
+			r->port = base + i;
+			r->server_id = node;
+			r->pod_id = 0;
+		}
+	}
+	return 0;
+}
+
+static inline int cluster_get(struct cluster *c)
+{
+	return cluster_get_port(c, 0);
+}
+
+/* A one-rank cluster on the loopback address: no peer, no RDMA traffic. */
+static inline void cluster_single(struct cluster *c, unsigned int port)
+{
+	memset(c, 0, sizeof(*c));
+	c->nranks = 1;
+	c->ranks[0].family = KCOLL_AF_INET;
+	c->ranks[0].port = port;
+	inet_pton(AF_INET, "127.0.0.1", c->ranks[0].addr);
+}
+
+static inline int comm_create(int fd, const struct cluster *c, int efd, const char *algo)
+{
+	struct kcoll_comm_create cc = {
+		.size = sizeof(cc),
+		.rank = c->rank,
+		.nranks = c->nranks,
+		.ranks = (uintptr_t)c->ranks,
+		.rank_size = sizeof(struct kcoll_rank),
+		.eventfd = efd,
+		.algo = (uintptr_t)algo,
+		.connect_timeout_ms = 60000,
+		.timeout_ms = 60000,
+	};
+
+	return ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
+}
+
+static inline int submit(int fd, struct kcoll_submit *s)
+{
+	s->size = sizeof(*s);
+	return ioctl(fd, KCOLL_IOC_SUBMIT, s);
+}
+
+/* Wait for one completion; returns its status, or -1000 - errno. */
+static inline int wait_one(int fd, struct kcoll_completion *cpl)
+{
+	struct kcoll_reap r = {
+		.size = sizeof(r),
+		.flags = KCOLL_REAP_WAIT,
+		.entries = (uintptr_t)cpl,
+		.max = 1,
+		.entry_size = sizeof(*cpl),
+		.timeout_ms = 120000,
+	};
+
+	if (ioctl(fd, KCOLL_IOC_REAP, &r))
+		return -1000 - errno;
+	if (r.count != 1)
+		return -2000;
+	return cpl->status;
+}
+
+static inline void *map_buf(size_t len)
+{
+	void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline __u64 reg_buf(int fd, void *p, size_t len)
+{
+	struct kcoll_mem_reg reg = { .size = sizeof(reg), .addr = (uintptr_t)p, .len = len };
+
+	return ioctl(fd, KCOLL_IOC_MEM_REG, &reg) ? 0 : reg.handle;
+}
+
+static inline void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Pages pinned with FOLL_PIN system-wide: the kernel's own counters
+ * (/proc/vmstat, always present since 5.8).  kcoll pins every buffer that
+ * way, so after a test this returns to its value before the test.
+ */
+static inline long long foll_pinned(void)
+{
+	long long acq = -1, rel = -1, v;
+	char name[64];
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acq = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			rel = v;
+	}
+	fclose(f);
+	return acq < 0 || rel < 0 ? -1 : acq - rel;
+}
+
+/* Wait up to @ms for the pinned count to come back to @base. */
+static inline long long foll_pinned_settle(long long base, unsigned int ms)
+{
+	long long now = foll_pinned();
+
+	while (now != base && ms >= 50) {
+		sleep_ms(50);
+		ms -= 50;
+		now = foll_pinned();
+	}
+	return now;
+}
+
+/*
+ * TEST_HARNESS_MAIN, but the whole binary skips (exit 4, KSFT_SKIP) when
+ * the module is not loaded, rather than failing in fixtures.
+ */
+#define KC_HARNESS_MAIN							\
+	int main(int argc, char **argv)					\
+	{								\
+		if (access(KC_DEV, F_OK)) {				\
+			ksft_print_header();				\
+			ksft_exit_skip(KC_DEV " missing: kcoll.ko not loaded\n"); \
+		}							\
+		return test_harness_run(argc, argv);			\
+	}
+
+#endif /* KCOLL_UTIL_H */
