@@ -272,6 +272,7 @@ struct kcoll_comm {
 	struct delayed_work timeout_work;
 	struct work_struct fail_work;
 	struct work_struct lost_work;	/* a peer left: does the op need it? */
+	struct work_struct qp_err_work;	/* a QP reported a fatal error */
 	u64 ops_done;
 	u64 bytes_done;
 	u64 ops_failed;

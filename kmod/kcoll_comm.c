@@ -256,6 +256,16 @@ static void kcoll_comm_lost_work(struct work_struct *work)
 	mutex_unlock(&comm->lock);
 }
 
+/* A QP reported a fatal error (kcoll_qp_event(), maybe in atomic context). */
+static void kcoll_comm_qp_err_work(struct work_struct *work)
+{
+	struct kcoll_comm *comm = container_of(work, struct kcoll_comm, qp_err_work);
+
+	mutex_lock(&comm->lock);
+	kcoll_comm_fail(comm, -EIO);
+	mutex_unlock(&comm->lock);
+}
+
 static void kcoll_comm_fail_work(struct work_struct *work)
 {
 	struct kcoll_comm *comm = container_of(work, struct kcoll_comm, fail_work);
@@ -500,6 +510,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	INIT_DELAYED_WORK(&comm->timeout_work, kcoll_comm_timeout_work);
 	INIT_WORK(&comm->fail_work, kcoll_comm_fail_work);
 	INIT_WORK(&comm->lost_work, kcoll_comm_lost_work);
+	INIT_WORK(&comm->qp_err_work, kcoll_comm_qp_err_work);
 
 	kcoll_tunables_get(tun);
 	comm->chunk_bytes = arg->chunk_bytes ? arg->chunk_bytes : tun->chunk_bytes;
@@ -583,6 +594,8 @@ err_unlist:
 	cancel_work_sync(&comm->fail_work);
 	cancel_work_sync(&comm->lost_work);
 	kcoll_conns_destroy(comm);
+	/* No QP is left to report an error; dead: it queues nothing more. */
+	cancel_work_sync(&comm->qp_err_work);
 err_free:
 	kfree(tun);
 	kcoll_comm_free(comm);
@@ -628,6 +641,8 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	cancel_work_sync(&comm->lost_work);
 
 	kcoll_conns_destroy(comm);
+	/* No QP is left to report an error; dead: it queues nothing more. */
+	cancel_work_sync(&comm->qp_err_work);
 	list_for_each_entry_safe(op, tmp, &comm->done, node) {
 		list_del(&op->node);
 		kfree(op);

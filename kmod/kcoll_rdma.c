@@ -110,6 +110,13 @@ void kcoll_rdma_exit(void)
 
 /* ------------------------------------------------------------ QP setup */
 
+/*
+ * Asynchronous events may be delivered in interrupt context (the driver
+ * decides; Documentation/infiniband/core_locking.rst): nothing here may
+ * sleep, so a fatal error is handed to qp_err_work, which takes comm->lock.
+ * The communicator outlives its QPs, and the work is flushed after they
+ * are destroyed.
+ */
 static void kcoll_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct kcoll_conn *conn = ctx;
@@ -118,11 +125,8 @@ static void kcoll_qp_event(struct ib_event *ev, void *ctx)
 	pr_debug("comm %llu: QP to rank %u: %s\n", comm->id, conn->peer,
 		 ib_event_msg(ev->event));
 	if (ev->event == IB_EVENT_QP_FATAL || ev->event == IB_EVENT_QP_ACCESS_ERR ||
-	    ev->event == IB_EVENT_QP_REQ_ERR) {
-		mutex_lock(&comm->lock);
-		kcoll_comm_fail(comm, -EIO);
-		mutex_unlock(&comm->lock);
-	}
+	    ev->event == IB_EVENT_QP_REQ_ERR)
+		queue_work(kcoll_wq_get(), &comm->qp_err_work);
 }
 
 static void kcoll_conn_destroy_qp(struct kcoll_conn *conn)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# mkinitrd.sh KRELEASE OUTPUT - build the stage-1 initramfs of kcoll-vm.
+# mkinitrd.sh KRELEASE OUTPUT [MODROOT] - build the stage-1 initramfs of
+# kcoll-vm.
 #
 # The image holds a static busybox, the modules the guest needs before it
 # can reach the host's /usr over 9p (virtio PCI, virtio-net, 9p, overlayfs),
@@ -9,12 +10,17 @@
 # and tools/vm/stage1-init as /init.  Everything else (modprobe, ip, rdma,
 # the RDMA modules, the test programs) comes from the host over 9p at run
 # time, so the image only changes when the kernel or stage1-init changes.
+# With MODROOT the module tree is MODROOT/lib/modules/KRELEASE instead (a
+# kernel built from source); what that kernel has built in is left out.
 set -euo pipefail
 
-krel=${1:?usage: mkinitrd.sh KRELEASE OUTPUT}
-out=${2:?usage: mkinitrd.sh KRELEASE OUTPUT}
+krel=${1:?usage: mkinitrd.sh KRELEASE OUTPUT [MODROOT]}
+out=${2:?usage: mkinitrd.sh KRELEASE OUTPUT [MODROOT]}
+modroot=${3:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-moddir=/usr/lib/modules/$krel
+moddir=${modroot:-/usr}/lib/modules/$krel
+modprobe_root=()
+[ -z "$modroot" ] || modprobe_root=(-d "$modroot")
 
 [ -d "$moddir/kernel" ] || { echo "mkinitrd: no module tree $moddir" >&2; exit 1; }
 # The image has no libc: busybox must be the static one (busybox-static).
@@ -53,7 +59,7 @@ for m in virtio_pci virtio_net 9pnet_virtio 9p overlay; do
 		esac
 		echo "$name" >>"$tmp/mods/list"
 		n=$((n + 1))
-	done < <(modprobe -S "$krel" --show-depends "$m")
+	done < <(modprobe "${modprobe_root[@]}" -S "$krel" --show-depends "$m")
 done
 
 mkdir -p "$(dirname "$out")"

@@ -16,6 +16,7 @@
 #   out/rank.R.log       rank R's stdout+stderr, streamed by the runner
 #   out/rank.R.rc        rank R's exit status
 #   done.N, dmesg.N, rmmod.N   node -> runner, after its ranks exited
+#   post.N, post.N.log   node -> runner: the --post command's status, output
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LANG=C.UTF-8
 R=/kcvm/run
@@ -70,6 +71,13 @@ ip link set lo up
 ip link set eth0 mtu "$KCVM_MTU" || die "eth0: cannot set MTU $KCVM_MTU"
 ip addr add "$ip/24" dev eth0 || die "eth0: cannot add $ip"
 ip link set eth0 up || die "eth0 does not come up"
+
+# A kernel built from source (kcoll-vm --kernel DIR): the host's /usr has
+# no module tree of its release, the runner shares the tree's own.
+if [ -n "${KCVM_MODTREE_TAG:-}" ]; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro,cache=loose "$KCVM_MODTREE_TAG" /usr/lib/modules ||
+		die "cannot mount the kernel's module tree ($KCVM_MODTREE_TAG)"
+fi
 
 modprobe -a rdma_rxe ib_uverbs rdma_ucm || die "modprobe rdma_rxe ib_uverbs rdma_ucm failed"
 say "rdma modules loaded"
@@ -191,6 +199,11 @@ say "all ranks of this node exited"
 if [ -n "$KCVM_MODULE" ] && [ "$KCVM_RMMOD" = 1 ]; then
 	m=$(basename "${KCVM_MODULE%.ko}")
 	if out=$(rmmod "$m" 2>&1); then put "$R/rmmod.$node" "0"; else put "$R/rmmod.$node" "1 $out"; fi
+fi
+if [ -n "${KCVM_POST_CMD:-}" ]; then
+	say "running the --post command"
+	(cd "$KCVM_CWD" && bash -c "$KCVM_POST_CMD") >"$R/post.$node.log" 2>&1 </dev/null
+	put "$R/post.$node" "$?"
 fi
 dmesg >"$R/dmesg.$node.tmp" 2>&1 && mv -f "$R/dmesg.$node.tmp" "$R/dmesg.$node"
 put "$R/done.$node" "$(cut -d' ' -f1 /proc/uptime)"
