@@ -336,16 +336,10 @@ static void kc_finish_work(struct kc_builder *b, const struct kc_coll_ctx *c, bo
 	kc_b_round(b);
 }
 
+/* @explicit: write every step out, no repeats (the tests' reference form). */
 static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
-			      const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err,
-			      u32 errlen, bool explicit)
-{
-	return kc_plan_build_model(t, rank, op, cfg, NULL, out, err, errlen);
-}
-
-int kc_plan_build_model(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
-			const struct kc_algo_cfg *cfg, const struct kc_cost_model *model,
-			struct kc_plan **out, char *err, u32 errlen)
+			      const struct kc_algo_cfg *cfg, const struct kc_cost_model *model,
+			      struct kc_plan **out, char *err, u32 errlen, bool explicit)
 {
 	struct kc_coll_ctx c = { .topo = t, .op = op, .cfg = cfg, .rank = rank,
 				 .err = err, .errlen = errlen, .model = model };
@@ -442,15 +436,22 @@ fail:
 	return ret;
 }
 
+int kc_plan_build_model(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
+			const struct kc_algo_cfg *cfg, const struct kc_cost_model *model,
+			struct kc_plan **out, char *err, u32 errlen)
+{
+	return kc_plan_build_mode(t, rank, op, cfg, model, out, err, errlen, false);
+}
+
 int kc_plan_build(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
 		  const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err, u32 errlen)
 {
-	return kc_plan_build_mode(t, rank, op, cfg, out, err, errlen, false);
+	return kc_plan_build_mode(t, rank, op, cfg, NULL, out, err, errlen, false);
 }
 
 int kc_plan_build_explicit(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
 			   const struct kc_algo_cfg *cfg, struct kc_plan **out, char *err,
 			   u32 errlen)
 {
-	return kc_plan_build_mode(t, rank, op, cfg, out, err, errlen, true);
+	return kc_plan_build_mode(t, rank, op, cfg, NULL, out, err, errlen, true);
 }
