@@ -652,7 +652,8 @@ lint-docs: $(KERNEL_DOC) $(COLL_SIM)
 
 # Every tool's --help against its man page (an option missing there fails).
 KC_MANPAGES := $(BUILD)/bin/coll-perf=lib/man/coll-perf.1 \
-	$(BUILD)/bin/collctl=lib/man/collctl.8 $(COLL_SIM)=lib/man/coll-sim.1
+	$(BUILD)/bin/collctl=lib/man/collctl.8 $(COLL_SIM)=lib/man/coll-sim.1 \
+	$(KCOLL_VM)=lib/man/kcoll-vm.1
 lint-man: $(BUILD)/bin/coll-perf $(BUILD)/bin/collctl $(COLL_SIM)
 	@$(TOP)/selftests/lint/manpages.sh $(KC_MANPAGES)
 
