@@ -358,6 +358,8 @@ check-vm-lib-6.12: module-6.12 coll-tools
 # the module it must fail saying to load it).
 .PHONY: check-lib-install
 check-lib-install:
+	@sed -n '/^```c$$/,/^```$$/p' README.md | sed '1d;$$d' | diff -u selftests/lib/example.c - || \
+		{ echo "check-lib-install: README's example differs from selftests/lib/example.c" >&2; exit 1; }
 	@d=$(BUILD)/install-test; rm -rf $$d; \
 	$(MAKE) --no-print-directory -s install-lib DESTDIR=$$d PREFIX=/usr/local && \
 	flags=$$(PKG_CONFIG_SYSROOT_DIR=$$d PKG_CONFIG_PATH=$$d/usr/local/lib/pkgconfig \
