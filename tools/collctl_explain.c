@@ -110,24 +110,36 @@ static void weigh_candidates(struct cc_explain *x, const struct kc_topo *t,
 static void explain_why(struct cc_explain *x)
 {
 	const struct cc_explain_alt *next = NULL;
-	u32 i;
+	char ties[64] = "";
+	u32 i, tied = 0;
 
 	if (!x->any_auto) {
 		snprintf(x->why, sizeof(x->why), "every level is configured: the algo string "
 			 "decides, the model only predicts the time");
 		return;
 	}
-	/* the best candidate slower than the choice: what it beat */
-	for (i = 0; i < x->nalt && !next; i++)
-		if (x->alt[i].time_fs != KC_COST_INF && x->alt[i].time_fs > x->time_fs)
+	/*
+	 * The best candidate slower than the choice: what it beat.  Candidates
+	 * as fast as the choice (the choice itself among them) are counted, not
+	 * named, so that "next best" never names one the model rates equal.
+	 */
+	for (i = 0; i < x->nalt; i++) {
+		if (x->alt[i].time_fs == x->time_fs)
+			tied++;
+		else if (!next && x->alt[i].time_fs != KC_COST_INF &&
+			 x->alt[i].time_fs > x->time_fs)
 			next = &x->alt[i];
+	}
+	if (tied > 1)
+		snprintf(ties, sizeof(ties), " (%u of them equally fast)",
+			 tied);
 	if (next && x->time_fs)
-		snprintf(x->why, sizeof(x->why), "least modelled time of the %u candidates; the "
-			 "next best, %s, is %.1f%% slower", x->nalt, next->name,
+		snprintf(x->why, sizeof(x->why), "least modelled time of the %u candidates%s; the "
+			 "next best, %s, is %.1f%% slower", x->nalt, ties, next->name,
 			 100.0 * ((double)next->time_fs / (double)x->time_fs - 1.0));
 	else
-		snprintf(x->why, sizeof(x->why), "least modelled time of the %u candidates",
-			 x->nalt);
+		snprintf(x->why, sizeof(x->why), "least modelled time of the %u candidates%s",
+			 x->nalt, ties);
 }
 
 int cc_explain_run(const struct kc_topo *t, u32 rank, u32 op, u64 bytes,

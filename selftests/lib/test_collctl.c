@@ -355,6 +355,29 @@ TEST(explain_reports_what_selection_and_the_plan_do)
 	EXPECT_NE(NULL, strstr(s, "candidates (modelled time):")) TH_LOG("%s", s);
 	free(s);
 
+	/*
+	 * Two one-rank servers: most algorithms are the same single exchange,
+	 * so candidates tie; "next best" must then be one really slower, and
+	 * the ties are counted.
+	 */
+	ASSERT_EQ(0, kc_topo_init_regular(&t, 1, 2, 1));
+	ASSERT_EQ(0, cc_explain_run(&t, 0, KCOLL_OP_ALLREDUCE, 1024, &cfg, NULL, &x, err,
+				    sizeof(err))) TH_LOG("%s", err);
+	ASSERT_LT(2, x.nalt);
+	EXPECT_EQ(x.time_fs, x.alt[1].time_fs) TH_LOG("no tie: %s", x.why);
+	EXPECT_NE(NULL, strstr(x.why, "equally fast)")) TH_LOG("%s", x.why);
+	for (i = 0; i < x.nalt; i++) {
+		char want_next[80];
+
+		if (x.alt[i].time_fs == x.time_fs)
+			continue;
+		snprintf(want_next, sizeof(want_next), "next best, %s,", x.alt[i].name);
+		if (x.alt[i].time_fs != KC_COST_INF)
+			EXPECT_NE(NULL, strstr(x.why, want_next)) TH_LOG("%s", x.why);
+		break;
+	}
+	ASSERT_EQ(0, kc_topo_init_regular(&t, 1, 4, 2));
+
 	/* a configuration that fixes every level: no choice, no candidates */
 	cfg.algo[KCOLL_LEVEL0] = KCOLL_ALGO_RING;
 	cfg.algo[KCOLL_LEVEL1] = KCOLL_ALGO_RING;
