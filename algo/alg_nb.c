@@ -212,43 +212,72 @@ static int nb_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
  * so after S steps index j holds the block from r - j to r.  A block sits
  * in the send buffer until its lowest set bit moves it, lands in the
  * receive buffer at its highest, and in between alternates between two
- * scratch copies of the index space (by the parity of the bits done) so
- * that what a step sends is never what it receives.  No local copies.
+ * scratch copies of the index space, by the parity of the bits already
+ * done, so that what a step sends is never what it receives.  No local
+ * copies.
+ *
+ * The indices a step moves, j = 2^s (2k + 1) + t with 0 <= t < 2^s, are
+ * sent and received in one order both ends know: first t = 0 (from the
+ * send buffer) for k = 0, 1, ..., then t > 0 (from the copy that the
+ * parity of t names) k by k.  Each class is one repeat whose blocks
+ * advance by a stride, or in runs of 2^s - 1 with the copy chosen by the
+ * parity of b & (2^s - 1) (struct kc_blockwalk), so a plan holds
+ * O(S) records whatever p.
  */
 static int nb_a2a(struct kc_builder *b, const struct kc_group *g, const struct kc_a2a *a)
 {
-	u32 p = g->size, ns = nb_nsteps(p), me = g->me, s, j;
-	u64 blk = a->send[me].len, home[2];
+	u32 p = g->size, ns = nb_nsteps(p), me = g->me, s;
+	struct kc_layout ls, lr, lx[2];
+	u64 blk, home[2];
 
-	if (!a->uniform || me >= p)
+	if (!a->uniform || me >= p ||
+	    !kc_ranges_layout(a->send, p, a->sbuf, b->esize, &ls) ||
+	    !kc_ranges_layout(a->recv, p, a->rbuf, b->esize, &lr))
 		return kc_b_fail(b, -EINVAL);
+	blk = a->send[me].len;
 	home[0] = kc_b_scratch(b, blk * p);
 	home[1] = kc_b_scratch(b, blk * p);
+	for (s = 0; s < 2; s++) {
+		struct kc_region r = { KC_BUF_SCRATCH, home[s], blk / b->esize * p };
+
+		lx[s] = kc_lay_even(&r, p);
+	}
 	for (s = 0; s < ns; s++) {
-		u32 to = nb_peer(g, (s64)1 << s), from = nb_peer(g, -((s64)1 << s));
-		u32 below = (1u << s) - 1;
+		u64 dist = (u64)1 << s, odd = p % (2 * dist);
+		u32 to = kc_grp_mod(g, (s64)me + (s64)dist);
+		u32 from = kc_grp_mod(g, (s64)me - (s64)dist);
+		/* the indices below p with bit s set; nfirst of them have t = 0 */
+		u32 nset = (u32)((p >> (s + 1)) * dist + (odd > dist ? odd - dist : 0));
+		u32 nfirst = nb_strided(p, dist), nrest = nset - nfirst;
+		u32 nlast = (u32)kc_min_u64(dist, p - dist) - 1;	/* t > 0 with k = 0 */
+		struct kc_blockwalk first = { .b0 = to, .db = 2 * (s64)dist };
+		struct kc_blockwalk rest = { .b0 = (u32)dist + 1, .db = 1, .run = (u32)dist - 1,
+					     .dbo = 2 * (s64)dist, .pmask = (u32)dist - 1,
+					     .alt_off = home[1] };
+		struct kc_range rg = kc_lay_block(&lr, b->esize, from);
 
-		for (j = 1u << s; j < p; j = (j + 1) | (1u << s)) {
-			u32 done = j & below;
-			bool last = !(j >> (s + 1));
+		kc_b_rep_begin(b, nfirst, false);
+		kc_b_rep_xfer_walk(b, KC_STEP_SEND, g, to, 0, &ls, &first);
+		kc_b_rep_end(b);
+		kc_b_rep_begin(b, nrest, false);
+		kc_b_rep_xfer_walk(b, KC_STEP_SEND, g, to, 0, &lx[0], &rest);
+		kc_b_rep_end(b);
 
-			if (!done) {
-				const struct kc_range *src = &a->send[kc_grp_mod(g, (s64)me + j)];
-
-				kc_b_send(b, to, a->sbuf, src->off, src->len);
-			} else {
-				kc_b_send(b, to, KC_BUF_SCRATCH,
-					  home[kc_hweight32(done) & 1] + (u64)j * blk, blk);
-			}
-			if (last) {
-				const struct kc_range *dst = &a->recv[kc_grp_mod(g, (s64)me - j)];
-
-				kc_b_recv(b, from, a->rbuf, dst->off, dst->len);
-			} else {
-				kc_b_recv(b, from, KC_BUF_SCRATCH,
-					  home[(kc_hweight32(done) + 1) & 1] + (u64)j * blk, blk);
-			}
-		}
+		/* t = 0: k = 0 lands in block me - 2^s, the others go to copy 1 */
+		kc_b_recv(b, kc_grp_rank(g, from), a->rbuf, rg.off, rg.len);
+		kc_b_rep_begin(b, nfirst - 1, false);
+		kc_b_rep_xfer(b, KC_STEP_RECV, g, from, 0, &lx[1], (u32)(3 * dist), 2 * (s64)dist);
+		kc_b_rep_end(b);
+		/* t > 0: k = 0 is final (blocks me - j, downwards), then the copies */
+		kc_b_rep_begin(b, nlast, false);
+		kc_b_rep_xfer(b, KC_STEP_RECV, g, from, 0, &lr,
+			      kc_grp_mod(g, (s64)me - (s64)dist - 1), -1);
+		kc_b_rep_end(b);
+		rest.b0 = (u32)(3 * dist + 1);
+		rest.alt_off = home[0];
+		kc_b_rep_begin(b, nrest - nlast, false);
+		kc_b_rep_xfer_walk(b, KC_STEP_RECV, g, from, 0, &lx[1], &rest);
+		kc_b_rep_end(b);
 		kc_b_round(b);
 	}
 	return 0;

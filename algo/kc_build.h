@@ -78,6 +78,23 @@ struct kc_layout;
 void kc_b_rep_begin(struct kc_builder *b, u32 n, bool rounds);
 void kc_b_rep_xfer(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 m0, s64 dm,
 		   const struct kc_layout *l, u32 b0, s64 db);
+/*
+ * The blocks of a body transfer that moves blocks in runs, alternating
+ * between two copies of its layout (see struct kc_prog): iteration i moves
+ * block b0 + (i / run) * dbo + (i % run) * db, found at alt_off instead of
+ * the layout's own offset when b & pmask has an odd number of bits.
+ */
+struct kc_blockwalk {
+	u32 b0;
+	s64 db;
+	u32 run;	/* 0: one run, block b0 + i * db */
+	s64 dbo;
+	u32 pmask;	/* 0: one copy, at the layout's offset */
+	u64 alt_off;
+};
+
+void kc_b_rep_xfer_walk(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 m0,
+			s64 dm, const struct kc_layout *l, const struct kc_blockwalk *w);
 void kc_b_rep_end(struct kc_builder *b);
 
 /* Close the current round (no-op when it is empty). */
@@ -212,13 +229,17 @@ struct kc_a2a {
 /* Peer rank and byte range of a body transfer in iteration i. */
 static inline void kc_prog_at(const struct kc_prog *g, u32 i, u32 *rank, u64 *off, u64 *len)
 {
+	u32 nb = g->nslices / g->spb;
 	u32 m = (u32)(((u64)g->m0 + (u64)i * g->dm) % g->gsize);
-	u32 blk = (u32)(((u64)g->b0 + (u64)i * g->db) % (g->nslices / g->spb));
+	u64 bi = g->run ? (u64)(i / g->run) * g->dbo % nb + (u64)(i % g->run) * g->db % nb :
+		 (u64)i * g->db % nb;
+	u32 blk = (u32)((g->b0 + bi) % nb);
 	u64 a = kc_slice_start(g->count, g->nslices, blk * g->spb);
 	u64 z = kc_slice_start(g->count, g->nslices, (blk + 1) * g->spb);
+	bool alt = g->pmask && (kc_hweight32(blk & g->pmask) & 1);
 
 	*rank = g->ranks ? g->ranks[m] : g->gbase + m * g->gstride;
-	*off = g->off + a * g->esize;
+	*off = (alt ? g->alt_off : g->off) + a * g->esize;
 	*len = (z - a) * g->esize;
 }
 

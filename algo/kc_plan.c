@@ -217,8 +217,22 @@ void kc_b_rep_begin(struct kc_builder *b, u32 n, bool rounds)
 	}
 }
 
+/* s mod n, for a stride that may be negative */
+static u32 kc_stride_mod(s64 s, u32 n)
+{
+	return (u32)(((s % n) + n) % n);
+}
+
 void kc_b_rep_xfer(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 m0, s64 dm,
 		   const struct kc_layout *l, u32 b0, s64 db)
+{
+	struct kc_blockwalk w = { .b0 = b0, .db = db };
+
+	kc_b_rep_xfer_walk(b, kind, g, m0, dm, l, &w);
+}
+
+void kc_b_rep_xfer_walk(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 m0,
+			s64 dm, const struct kc_layout *l, const struct kc_blockwalk *w)
 {
 	struct kc_plan *p = b->plan;
 	struct kc_step s = { .kind = kind, .flags = KC_STEP_F_PROG };
@@ -238,7 +252,7 @@ void kc_b_rep_xfer(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 
 		return;		/* a repeat of nothing: kc_b_rep_end() drops it */
 	pg.gsize = g->size;
 	pg.m0 = m0;
-	pg.dm = (u32)(((dm % g->size) + g->size) % g->size);
+	pg.dm = kc_stride_mod(dm, g->size);
 	if (!pg.dm) {
 		/* one peer throughout: any group will do */
 		pg.gbase = kc_grp_rank(g, m0);
@@ -267,8 +281,12 @@ void kc_b_rep_xfer(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 
 		pg.nslices = l->nslices;
 		pg.spb = l->spb;
 		nb = l->nslices / l->spb;
-		pg.b0 = b0 % nb;
-		pg.db = (u32)(((db % nb) + nb) % nb);
+		pg.b0 = w->b0 % nb;
+		pg.db = kc_stride_mod(w->db, nb);
+		pg.run = w->run;
+		pg.dbo = kc_stride_mod(w->dbo, nb);
+		pg.pmask = w->pmask;
+		pg.alt_off = w->alt_off;
 	} else {
 		s.buf = KC_BUF_SCRATCH;
 		s.flags |= KC_STEP_F_SYNC;

@@ -76,6 +76,14 @@ struct kc_step {
  * nslices slices, the first count % nslices one element longer.  Nothing
  * is stored per iteration: a block of length zero is a step that does not
  * exist, as in an explicit plan, and a round left empty is no round.
+ *
+ * Two refinements for Bruck's AlltoAll, whose steps move the blocks with
+ * one bit of their index set (runs with gaps between them) between two
+ * copies of the index space chosen by the parity of the lower bits:
+ * with run != 0 the blocks advance in runs, block
+ * b0 + (i / run) * dbo + (i % run) * db; with pmask != 0 a block b with
+ * an odd number of bits in b & pmask lies in the copy at alt_off rather
+ * than off (both copies share the layout).
  */
 struct kc_prog {
 	const u32 *ranks;	/* the group's rank list; only while building */
@@ -91,6 +99,10 @@ struct kc_prog {
 	u32 spb;
 	u32 b0;
 	u32 db;		/* block stride, already reduced mod nblocks */
+	u32 run;	/* iterations per run of blocks, 0: no runs */
+	u32 dbo;	/* block stride from run to run, reduced mod nblocks */
+	u32 pmask;	/* parity of b & pmask odd: the copy at alt_off */
+	u64 alt_off;
 };
 
 #define KC_PLAN_MAX_NOTE 96

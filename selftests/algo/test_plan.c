@@ -389,4 +389,50 @@ TEST(allreduce_follows_the_published_step_rules)
 	EXPECT_EQ(0, fails);
 }
 
+/*
+ * Bruck's AlltoAll moves about p / 2 blocks in each of its S steps, in
+ * runs with gaps: the sweep above stops at p = 33, so check compact ==
+ * written out at larger and odd sizes too, and that the plan holds
+ * O(S) records, not O(p log p).
+ */
+TEST(bruck_alltoall_stays_compact_at_large_p)
+{
+	static const u32 ps[] = { 63, 64, 65, 100, 1000, 4097 };
+	u32 pi, fails = 0, n = 0;
+
+	for (pi = 0; pi < ARRAY_SIZE(ps); pi++) {
+		u32 p = ps[pi], s = 0, rank, ip;
+		struct kc_topo t;
+
+		while ((1u << s) < p)
+			s++;
+		ASSERT_EQ(0, kc_topo_init(&t, p, NULL, NULL, NULL, 0));
+		for (rank = 0; rank < p; rank += p / 5 + 1) {
+			for (ip = 0; ip < 2; ip++) {
+				struct kc_algo_cfg cfg = { .algo = { KCOLL_ALGO_NB, KCOLL_ALGO_NB,
+								     KCOLL_ALGO_NB } };
+				struct kc_op_desc op = { .op = KCOLL_OP_ALLTOALL,
+							 .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
+							 .count = 3,
+							 .flags = ip ? KC_OP_F_INPLACE : 0 };
+				struct kc_plan *plan = NULL;
+
+				fails += compare_case(&t, "flat", rank, &op, KCOLL_ALGO_NB);
+				ASSERT_EQ(0, kc_plan_build(&t, rank, &op, &cfg, &plan, NULL, 0));
+				if (plan->nsteps > 12 * s + 4) {
+					fprintf(stderr, "# nb alltoall p=%u rank=%u: %u records\n", p,
+						rank, plan->nsteps);
+					fails++;
+				}
+				kc_plan_free(plan);
+				n++;
+			}
+		}
+		kc_topo_free(&t);
+	}
+	printf("# %u bruck plans checked\n", n);
+	fflush(stdout);
+	EXPECT_EQ(0, fails);
+}
+
 TEST_HARNESS_MAIN
