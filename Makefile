@@ -138,7 +138,11 @@ $(SIM_OBJS) $(OBJDIR)/tools/coll_sim.o $(BENCH_SELECT).o $(SIM_TESTS:%=%.o): \
 	CFLAGS_US += -I$(TOP)/tools/sim $(JSONC_CFLAGS)
 $(SIM_TESTS:%=%.o): | $(KSFT_DIR)/kselftest_harness.h
 
-$(COLL_SIM): $(OBJDIR)/tools/coll_sim.o $(SIM_OBJS) $(ALGO_LIB)
+# Rank tables are read by libcoll's parser: its static archive (COLL_A
+# of the libcoll section below, which is not defined yet at this point).
+SIM_COLL_A = $(BUILD)/lib$(if $(filter 1,$(SAN)),-san)/libcoll.a
+$(OBJDIR)/tools/coll_sim.o: CFLAGS_US += -I$(TOP)/lib
+$(COLL_SIM): $(OBJDIR)/tools/coll_sim.o $(SIM_OBJS) $(ALGO_LIB) $(SIM_COLL_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 
