@@ -124,6 +124,9 @@ clean:
 #   make sim           build/bin/coll-sim and the selftests/sim programs
 #   make check-sim     the selftests/sim suite (conformance, parser, selection)
 #   make bench-select  regret of automatic selection on the topology grid
+#                      (2..4096 ranks, 512x8, pods 64+128 and 3+5+7 with
+#                      C = 1, 2, 4; no algorithm left out: symmetric runs
+#                      and a lower bound keep it to about 10 min of CPU)
 
 JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
