@@ -132,7 +132,8 @@ JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
 SIM_SRCS := $(sort $(wildcard tools/sim/*.c))
 SIM_OBJS := $(SIM_SRCS:%.c=$(OBJDIR)/%.o)
-COLL_SIM := $(BUILD)/bin/coll-sim
+# SAN=1 builds coll-sim-san, as coll-perf-san: never a sanitized coll-sim.
+COLL_SIM := $(BUILD)/bin/coll-sim$(if $(filter 1,$(SAN)),-san)
 BENCH_SELECT := $(OBJDIR)/tools/bench_select
 SIM_TEST_SRCS := $(sort $(wildcard selftests/sim/test_*.c))
 SIM_TESTS := $(SIM_TEST_SRCS:selftests/sim/%.c=$(OBJDIR)/selftests/sim/%)

@@ -20,14 +20,19 @@
 
 #define ARGS " --op allreduce --algo 'level1:AHC' -b 1K -e 1M -f 32 --conformance --json"
 
-/* build/obj/selftests/sim/<test> -> build/bin/coll-sim */
+/*
+ * build/obj/selftests/sim/<test> -> build/bin/coll-sim, and
+ * build/san/selftests/sim/<test> (SAN=1) -> build/bin/coll-sim-san.
+ */
 static void coll_sim_path(char *buf, size_t len)
 {
-	char exe[4096];
+	char exe[4096], *dir;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	exe[n > 0 ? n : 0] = '\0';
-	snprintf(buf, len, "%s/../../../bin/coll-sim", dirname(exe));
+	dir = dirname(exe);
+	snprintf(buf, len, "%s/../../../bin/coll-sim%s", dir,
+		 strstr(dir, "/san/selftests/") ? "-san" : "");
 }
 
 /* Run coll-sim with args; its stdout and stderr in out, exit status returned. */
