@@ -124,12 +124,16 @@ clean:
 #   make sim           build/bin/coll-sim and the selftests/sim programs
 #   make check-sim     the selftests/sim suite (conformance, parser, selection)
 #   make bench-select  regret of automatic selection on the topology grid
+#                      (2..4096 ranks, 512x8, pods 64+128 and 3+5+7 with
+#                      C = 1, 2, 4; no algorithm left out: symmetric runs
+#                      and a lower bound keep it to about 10 min of CPU)
 
 JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
 SIM_SRCS := $(sort $(wildcard tools/sim/*.c))
 SIM_OBJS := $(SIM_SRCS:%.c=$(OBJDIR)/%.o)
-COLL_SIM := $(BUILD)/bin/coll-sim
+# SAN=1 builds coll-sim-san, as coll-perf-san: never a sanitized coll-sim.
+COLL_SIM := $(BUILD)/bin/coll-sim$(if $(filter 1,$(SAN)),-san)
 BENCH_SELECT := $(OBJDIR)/tools/bench_select
 SIM_TEST_SRCS := $(sort $(wildcard selftests/sim/test_*.c))
 SIM_TESTS := $(SIM_TEST_SRCS:selftests/sim/%.c=$(OBJDIR)/selftests/sim/%)
@@ -138,7 +142,11 @@ $(SIM_OBJS) $(OBJDIR)/tools/coll_sim.o $(BENCH_SELECT).o $(SIM_TESTS:%=%.o): \
 	CFLAGS_US += -I$(TOP)/tools/sim $(JSONC_CFLAGS)
 $(SIM_TESTS:%=%.o): | $(KSFT_DIR)/kselftest_harness.h
 
-$(COLL_SIM): $(OBJDIR)/tools/coll_sim.o $(SIM_OBJS) $(ALGO_LIB)
+# Rank tables are read by libcoll's parser: its static archive (COLL_A
+# of the libcoll section below, which is not defined yet at this point).
+SIM_COLL_A = $(BUILD)/lib$(if $(filter 1,$(SAN)),-san)/libcoll.a
+$(OBJDIR)/tools/coll_sim.o: CFLAGS_US += -I$(TOP)/lib
+$(COLL_SIM): $(OBJDIR)/tools/coll_sim.o $(SIM_OBJS) $(ALGO_LIB) $(SIM_COLL_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 

@@ -6,15 +6,22 @@
  * model) and every applicable algorithm (each flat algorithm at the top
  * level, lower levels automatic; Pipeline, AHC, AHC_BROKE); regret is
  * t(auto) / t(best) - 1.  Conformance mode (one message per step,
- * rendezvous), the mode the cost model describes.  Flat algorithms with
- * O(p) steps are not simulated above 512 ranks: ring and pairwise cost
- * at least NHR's time there (same bandwidth term, (p-1) >= ceil(log2 p)
- * latencies), so leaving them out cannot lower the best; nor NB above
- * 1024 members (its plans send O(p^2) messages; its times equal NHR's in
- * the conformance tests), nor Pipeline and AHC over more than 256
- * one-rank servers (a Ring over servers: p - 1 steps).  4096 ranks with 8
- * per server are not in the grid: Pipeline and AHC plans there take
- * minutes and gigabytes to simulate per size.
+ * rendezvous), the mode the cost model describes.
+ *
+ * No algorithm is left out.  Two things keep 4096 ranks affordable, both
+ * exact:
+ *  - symmetry (sim.h, sim_run_period()): on equal servers in one pod
+ *    (or equal pods) whose plans repeat server by server - checked on
+ *    every rank's plan - one server is simulated, with the same result
+ *    as all of them;
+ *  - a bound (sim_op_lower_bound()): in rendezvous mode every round of a
+ *    rank lasts at least its slowest receive at full rate, so the sum
+ *    over a rank's rounds is a lower bound of the simulated time.  A
+ *    candidate whose bound is already at least the best time found is
+ *    not simulated: it cannot be the best.  Candidates are tried in the
+ *    order of their bounds; every row lists the ones pruned so, with
+ *    their bound.
+ * The automatic choice itself is always simulated.
  */
 #include <getopt.h>
 #include <math.h>
@@ -39,30 +46,50 @@ static const struct topo_spec grid[] = {
 	{ "33 ranks", 1, { 33 }, 1, 1 },
 	{ "100 ranks", 1, { 100 }, 1, 1 },
 	{ "256 ranks", 1, { 256 }, 1, 1 },
+	{ "1000 ranks", 1, { 1000 }, 1, 1 },
+	{ "4096 ranks", 1, { 4096 }, 1, 1 },
 	{ "2x8", 1, { 2 }, 8, 1 },
 	{ "3x8", 1, { 3 }, 8, 1 },
-	{ "16x8", 1, { 16 }, 8, 1 },
 	{ "12x8", 1, { 12 }, 8, 1 },
+	{ "16x8", 1, { 16 }, 8, 1 },
 	{ "64x8 (512)", 1, { 64 }, 8, 1 },
 	{ "128x8 (1024)", 1, { 128 }, 8, 1 },
-	{ "4096 ranks", 1, { 4096 }, 1, 1 },
+	{ "125x8 (1000)", 1, { 125 }, 8, 1 },
+	{ "512x8 (4096)", 1, { 512 }, 8, 1 },
 	{ "pods 8+16 x8 (64+128) C=1", 2, { 8, 16 }, 8, 1 },
 	{ "pods 8+16 x8 (64+128) C=2", 2, { 8, 16 }, 8, 2 },
 	{ "pods 8+16 x8 (64+128) C=4", 2, { 8, 16 }, 8, 4 },
 	{ "pods 3+5+7 x8 C=1", 3, { 3, 5, 7 }, 8, 1 },
 	{ "pods 3+5+7 x8 C=2", 3, { 3, 5, 7 }, 8, 2 },
 	{ "pods 3+5+7 x8 C=4", 3, { 3, 5, 7 }, 8, 4 },
+	{ "pods 64+128 x1 C=1", 2, { 64, 128 }, 1, 1 },
+	{ "pods 64+128 x1 C=2", 2, { 64, 128 }, 1, 2 },
 	{ "pods 64+128 x1 C=4", 2, { 64, 128 }, 1, 4 },
+	{ "pods 3+5+7 x1 C=4", 3, { 3, 5, 7 }, 1, 4 },
 };
 
+struct cand {
+	struct kc_algo_cfg cfg;
+	double lb;	/* lower bound of its simulated time */
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	return x->lb < y->lb ? -1 : x->lb > y->lb;
+}
+
 static double sim_time(const struct kc_topo *t, const struct kc_op_desc *d,
-		       const struct kc_algo_cfg *cfg, const struct sim_model *m)
+		       const struct kc_algo_cfg *cfg, const struct sim_model *m, u32 *period)
 {
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct sim_result res = { 0 };
 
 	if (sim_op(t, d, cfg, m, &ec, &res, NULL, NULL, 0, NULL, 0))
 		return NAN;
+	if (period)
+		*period = res.period;
 	return res.time;
 }
 
@@ -82,6 +109,15 @@ struct worst {
 	char line[256];
 };
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench_select [-o OP] [-f FACTOR] [-e MAXBYTES] [-t SUBSTRING]\n"
+		"Regret of automatic selection, 8 B .. MAXBYTES (default 1 GiB) by FACTOR\n"
+		"(default 8), on a grid of topologies (-t: only those whose name contains\n"
+		"SUBSTRING).  OP: allreduce (default), reducescatter, allgather, ...\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const u32 flat[] = { KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_RHD,
@@ -89,36 +125,52 @@ int main(int argc, char **argv)
 				    KCOLL_ALGO_TREE };
 	static const u32 whole[] = { KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC, KCOLL_ALGO_AHC_BROKE };
 	u32 op = KCOLL_OP_ALLREDUCE, ti, i, factor = 8, nworst = 0;
-	u64 maxb = 1ull << 30;
+	u64 maxb = 1ull << 30, nsim = 0, npruned = 0;
 	struct worst worst[8] = { { 0 } };
+	const char *only = NULL;
 	double overall = 0;
 	int c;
 
-	while ((c = getopt(argc, argv, "f:e:h")) != -1) {
-		if (c == 'f')
+	while ((c = getopt(argc, argv, "o:f:e:t:h")) != -1) {
+		if (c == 'f') {
 			factor = (u32)strtoul(optarg, NULL, 0);
-		else if (c == 'e')
+		} else if (c == 'e') {
 			maxb = strtoull(optarg, NULL, 0);
-		else {
-			printf("usage: bench_select [-f FACTOR] [-e MAXBYTES]\n"
-			       "Regret of automatic selection (AllReduce, 8 B .. 1 GiB) on a topology grid.\n");
+		} else if (c == 't') {
+			only = optarg;
+		} else if (c == 'o') {
+			int o = kc_op_by_name(optarg);
+
+			if (o < 0 || o == KCOLL_OP_BARRIER) {
+				fprintf(stderr, "bench_select: unknown operation '%s'\n", optarg);
+				return 2;
+			}
+			op = (u32)o;
+		} else {
+			usage(c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (factor < 2)
 		factor = 2;
-	printf("# bench-select: AllReduce fp32, conformance mode; level0 alpha 1us beta 1/50GB/s,"
-	       " levels 1-2 alpha 5us beta 1/25GB/s, gamma 1/100GB/s\n");
-	printf("# %-28s %10s %-22s %12s %-22s %12s %8s\n", "topology", "bytes", "auto",
-	       "t_auto(us)", "best", "t_best(us)", "regret");
+	printf("# bench-select: %s fp32, conformance mode; level0 alpha 1us beta 1/50GB/s,"
+	       " levels 1-2 alpha 5us beta 1/25GB/s, gamma 1/100GB/s\n", kc_op_name(op));
+	printf("# every applicable algorithm is simulated unless its lower bound (sum over\n"
+	       "# rounds of the slowest receive at full rate) is already >= the best time:\n"
+	       "# 'pruned' lists those as name>=bound(us).  'sim' = ranks simulated\n"
+	       "# (one server or pod when the plans repeat, checked; else all).\n");
+	printf("# %-28s %10s %-22s %12s %-22s %12s %8s %5s %s\n", "topology", "bytes", "auto",
+	       "t_auto(us)", "best", "t_best(us)", "regret", "sim", "pruned");
 	for (ti = 0; ti < ARRAY_SIZE(grid); ti++) {
 		const struct topo_spec *g = &grid[ti];
-		struct sim_model m = { .conv = g->conv, .rendezvous = true };
+		struct sim_model m = { .conv = g->conv, .rendezvous = true, .symmetry = true };
 		struct kc_cost_model cm;
 		struct kc_topo t;
 		double tworst = 0;
 		u64 b;
 
+		if (only && !strstr(g->name, only))
+			continue;
 		m.lv[0] = (struct sim_level){ 1e-6, 2e-11, 1e-11 };
 		m.lv[1] = (struct sim_level){ 5e-6, 4e-11, 1e-11 };
 		m.lv[2] = m.lv[1];
@@ -130,48 +182,75 @@ int main(int argc, char **argv)
 						.count = b / 4 };
 			struct kc_algo_cfg in = { { 0 }, 0 }, ac, bc = { { 0 }, 0 };
 			struct kc_level lv[KC_MAX_LEVELS];
-			u32 nl = kc_topo_levels(&t, 0, lv), top = lv[nl - 1].cfg_level;
-			double ta, tb = INFINITY, r;
-			char la[64], lb[64];
+			u32 nl = kc_topo_levels(&t, 0, lv), top = lv[nl - 1].cfg_level, nc = 0, per = 0;
+			struct cand cands[ARRAY_SIZE(flat) + ARRAY_SIZE(whole)];
+			char la[64], lb[64], pruned[512] = "";
+			size_t plen = 0;
+			double ta, tb, r;
 
+			if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER ||
+			    op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER ||
+			    op == KCOLL_OP_ALLTOALL)
+				d.count = b / 4 / t.nranks;	/* b: the whole region */
+			if (!d.count) {
+				printf("  %-28s %10llu (less than one element per rank: no row)\n",
+				       g->name, (unsigned long long)b);
+				continue;
+			}
 			kc_select_cfg(&t, &d, &in, &cm, &ac);
-			ta = sim_time(&t, &d, &ac, &m);
+			ta = sim_time(&t, &d, &ac, &m, &per);
+			if (isnan(ta)) {
+				label(&ac, la, sizeof(la));
+				printf("  %-28s %10llu auto %s cannot run\n", g->name,
+				       (unsigned long long)b, la);
+				overall = INFINITY;
+				continue;
+			}
+			tb = ta;
+			bc = ac;
 			for (i = 0; i < ARRAY_SIZE(flat) + ARRAY_SIZE(whole); i++) {
 				struct kc_algo_cfg cc = in;
-				double x;
 
 				if (i < ARRAY_SIZE(flat)) {
-					u32 a = flat[i];
-
-					if (a == KCOLL_ALGO_MESH && top != KCOLL_LEVEL0)
+					if (flat[i] == KCOLL_ALGO_MESH && top != KCOLL_LEVEL0)
 						continue;	/* not a level1/2 algorithm */
-					if (t.nranks > 512 && (a == KCOLL_ALGO_RING ||
-							       a == KCOLL_ALGO_PAIRWISE))
-						continue;
-					if (lv[nl - 1].g.size > 1024 && a == KCOLL_ALGO_NB)
-						continue;	/* O(p^2) messages; = NHR */
-					cc.algo[top] = a;
+					cc.algo[top] = flat[i];
 				} else {
-					/* one-rank servers beyond 256: a ring of servers */
-					if (t.nservers < 2 || (t.nservers > 256 && t.server_size == 1))
+					if (t.nservers < 2)
 						continue;
 					cc.algo[KCOLL_LEVEL1] = whole[i - ARRAY_SIZE(flat)];
 				}
-				x = sim_time(&t, &d, &cc, &m);
+				if (sim_op_lower_bound(&t, &d, &cc, &m, &cands[nc].lb))
+					continue;	/* cannot build: not applicable */
+				cands[nc++].cfg = cc;
+			}
+			qsort(cands, nc, sizeof(cands[0]), cand_cmp);
+			for (i = 0; i < nc; i++) {
+				double x;
+
+				if (cands[i].lb >= tb) {
+					label(&cands[i].cfg, lb, sizeof(lb));
+					if (plen < sizeof(pruned) - 1)
+						plen += (size_t)snprintf(pruned + plen,
+									 sizeof(pruned) - plen,
+									 "%s%s>=%.1f", plen ? " " : "",
+									 lb, cands[i].lb * 1e6);
+					npruned++;
+					continue;
+				}
+				x = sim_time(&t, &d, &cands[i].cfg, &m, NULL);
+				nsim++;
 				if (x < tb) {
 					tb = x;
-					bc = cc;
+					bc = cands[i].cfg;
 				}
-			}
-			if (ta < tb) {
-				tb = ta;
-				bc = ac;
 			}
 			r = ta / tb - 1;
 			label(&ac, la, sizeof(la));
 			label(&bc, lb, sizeof(lb));
-			printf("  %-28s %10llu %-22s %12.2f %-22s %12.2f %7.2f%%\n", g->name,
-			       (unsigned long long)b, la, ta * 1e6, lb, tb * 1e6, r * 100);
+			printf("  %-28s %10llu %-22s %12.2f %-22s %12.2f %7.2f%% %5u %s\n", g->name,
+			       (unsigned long long)b, la, ta * 1e6, lb, tb * 1e6, r * 100, per,
+			       pruned[0] ? pruned : "-");
 			fflush(stdout);
 			tworst = fmax(tworst, r);
 			if (r > overall)
@@ -194,6 +273,8 @@ int main(int argc, char **argv)
 		printf("# %s: worst regret %.2f%%\n", g->name, tworst * 100);
 		kc_topo_free(&t);
 	}
+	printf("# candidates simulated %llu, pruned by their lower bound %llu\n",
+	       (unsigned long long)nsim, (unsigned long long)npruned);
 	printf("# worst rows:\n");
 	for (i = 0; i < nworst; i++)
 		printf("#  %6.2f%%  %s\n", worst[i].regret * 100, worst[i].line);

@@ -9,6 +9,18 @@
  * each has bytes left and a rate; when a flow starts or ends, the flows
  * that share a port or pair link with it get their rate recomputed and a
  * new completion event (stale ones are recognised by a version number).
+ *
+ * Symmetry (sim_run_period()): when every rank's plan is the plan of rank
+ * r mod P moved by a whole number of periods, and moving every rank by P
+ * maps servers onto servers and pods onto pods, each rank behaves exactly
+ * as its representative r mod P at the same times.  Only the P
+ * representatives run then.  A message from representative a to rank b
+ * is a flow on a's egress port and on the ingress port of b's class, and
+ * is delivered, as seen from the period where b is the representative
+ * b mod P, from a moved by the same number of periods (its image).  Every
+ * flow of the full system is the image of exactly one flow a
+ * representative sends, so ports carry the same number of flows and the
+ * times are those of the full run.
  */
 #include <math.h>
 #include "sim.h"
@@ -25,8 +37,10 @@ struct sim_ev {
 };
 
 struct sim_msg {
-	u32 src;
-	u32 dst;
+	u32 src;	/* sender: a representative */
+	u32 dst;	/* receiver rank */
+	u32 rsrc;	/* the sender as the receiver's representative sees it */
+	u32 rdst;	/* the receiver's representative */
 	u32 tag;
 	u32 len;
 	u32 level;
@@ -89,6 +103,7 @@ struct sim_rank {
 struct sim {
 	const struct kc_topo *t;
 	const struct sim_model *m;
+	u32 period;	/* ranks simulated: representatives 0..period-1 */
 	struct sim_rank *rk;
 	double now;
 	u64 seq;
@@ -174,6 +189,20 @@ static struct sim_ev ev_pop(struct sim *s)
 }
 
 /* ------------------------------------------------------------ links */
+
+/* The representative of rank x. */
+static u32 sim_rep(const struct sim *s, u32 x)
+{
+	return x % s->period;
+}
+
+/* Rank x moved by the periods that take rank y to its representative. */
+static u32 sim_img(const struct sim *s, u32 x, u32 y)
+{
+	u32 p = s->t->nranks;
+
+	return (x + p - (y - y % s->period)) % p;
+}
 
 u32 sim_level_of(const struct kc_topo *t, u32 a, u32 b)
 {
@@ -331,10 +360,10 @@ static void flow_start(struct sim *s, struct sim_msg *msg)
 {
 	double beta = sim_beta(s, msg->level);
 	struct sim_flow *f;
-	u32 id, i, p = s->t->nranks, *ff;
+	u32 id, i, p = s->period, *ff;
 
 	if (!msg->len || beta <= 0) {
-		ev_push(s, s->now + s->m->lv[msg->level].alpha, EV_DELIVER, msg->dst, msg->src,
+		ev_push(s, s->now + s->m->lv[msg->level].alpha, EV_DELIVER, msg->rdst, msg->rsrc,
 			msg);
 		return;
 	}
@@ -369,7 +398,7 @@ static void flow_start(struct sim *s, struct sim_msg *msg)
 	} else {
 		f->nres = 2;
 		f->res[0] = msg->src;
-		f->res[1] = p + msg->dst;
+		f->res[1] = p + sim_rep(s, msg->dst);
 	}
 	for (i = 0; i < f->nres; i++)
 		res_add(s, id, i);
@@ -394,7 +423,7 @@ static void flow_done(struct sim *s, u32 id, u32 ver)
 	s->freefl[s->nfree++] = id;
 	for (i = 0; i < n; i++)
 		res_rerate(s, res[i]);
-	ev_push(s, s->now + s->m->lv[msg->level].alpha, EV_DELIVER, msg->dst, msg->src, msg);
+	ev_push(s, s->now + s->m->lv[msg->level].alpha, EV_DELIVER, msg->rdst, msg->rsrc, msg);
 }
 
 /* ------------------------------------------------------------ rendezvous */
@@ -488,7 +517,7 @@ static u32 rv_peer(const struct sim_rank *rk, u32 src)
 static bool rv_ready(const struct sim_rank *rk, const struct sim_msg *msg)
 {
 	const struct sim_rv *rv = &rk->rv;
-	u32 lo = rv_peer(rk, msg->src), k = msg->tag & 0xffffffu, need;
+	u32 lo = rv_peer(rk, msg->rsrc), k = msg->tag & 0xffffffu, need;
 
 	if (lo == U32_MAX)
 		return true;	/* not expected: let the executor report it */
@@ -540,8 +569,10 @@ static int sim_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off, const void *d
 	msg->tag = tag;
 	msg->len = len;
 	msg->level = sim_level_of(s->t, rk->rank, peer);
-	if (s->m->rendezvous && !rv_ready(&s->rk[peer], msg)) {
-		struct sim_rv *rv = &s->rk[peer].rv;
+	msg->rdst = sim_rep(s, peer);
+	msg->rsrc = sim_img(s, rk->rank, peer);
+	if (s->m->rendezvous && !rv_ready(&s->rk[msg->rdst], msg)) {
+		struct sim_rv *rv = &s->rk[msg->rdst].rv;
 		struct sim_msg **w = sim_grow(rv->wait, &rv->capwait, sizeof(*w), rv->nwait + 1);
 
 		if (!w) {
@@ -561,7 +592,8 @@ static void sim_release(void *ctx, u32 peer, void *slot)
 	struct sim_rank *rk = ctx;
 
 	free(slot);
-	ev_push(rk->s, rk->clock, EV_CREDIT, peer, rk->rank, NULL);
+	ev_push(rk->s, rk->clock, EV_CREDIT, sim_rep(rk->s, peer), sim_img(rk->s, rk->rank, peer),
+		NULL);
 }
 
 static void sim_work(void *ctx, u32 peer, u8 kind, u64 len)
@@ -601,7 +633,7 @@ static void sim_after(struct sim *s, struct sim_rank *rk, int st)
 static int sim_deliver(struct sim *s, struct sim_rank *rk, struct sim_msg *msg)
 {
 	struct sim_rv *rv = &rk->rv;
-	u32 pi = rv_peer(rk, msg->src), i;
+	u32 pi = rv_peer(rk, msg->rsrc), i;
 	int st;
 
 	if (pi != U32_MAX && (msg->tag & 0xffffffu) != (rv->expect[pi] & 0xffffffu)) {
@@ -617,7 +649,7 @@ static int sim_deliver(struct sim *s, struct sim_rank *rk, struct sim_msg *msg)
 		return rk->ex.status;
 	}
 	for (;;) {
-		u32 src = msg->src;
+		u32 src = msg->rsrc;
 
 		if (pi != U32_MAX)
 			rv->expect[pi]++;
@@ -625,7 +657,7 @@ static int sim_deliver(struct sim *s, struct sim_rank *rk, struct sim_msg *msg)
 		if (pi == U32_MAX || st != -EINPROGRESS)
 			return st;
 		for (i = 0; i < rv->nearly; i++)
-			if (rv->early[i]->src == src &&
+			if (rv->early[i]->rsrc == src &&
 			    (rv->early[i]->tag & 0xffffffu) == (rv->expect[pi] & 0xffffffu))
 				break;
 		if (i == rv->nearly)
@@ -786,7 +818,7 @@ static void sim_free(struct sim *s)
 	u32 i;
 
 	if (s->rk) {
-		for (i = 0; i < s->t->nranks; i++) {
+		for (i = 0; i < s->period; i++) {
 			struct sim_rv *rv = &s->rk[i].rv;
 
 			kc_exec_destroy(&s->rk[i].ex);
@@ -827,16 +859,26 @@ static void sim_free(struct sim *s)
 int sim_run(const struct kc_topo *t, struct kc_plan *const *plans, const struct sim_model *m,
 	    const struct kc_exec_cfg *ec, struct sim_result *res)
 {
+	return sim_run_period(t, plans, t->nranks, m, ec, res);
+}
+
+int sim_run_period(const struct kc_topo *t, struct kc_plan *const *plans, u32 period,
+		   const struct sim_model *m, const struct kc_exec_cfg *ec,
+		   struct sim_result *res)
+{
 	struct kc_exec_cfg cfg = *ec;
-	struct sim s = { .t = t, .m = m };
+	struct sim s = { .t = t, .m = m, .period = period };
 	void *bufs[KC_BUF_COUNT] = { NULL };
-	u32 p = t->nranks, r;
+	u32 p = period, r, i;
 	int ret = 0;
 
 	res->status = 0;
 	res->time = 0;
 	res->max_sent = res->max_recv = res->total_sent = 0;
 	res->max_rounds = res->max_steps = 0;
+	res->period = period;
+	if (!period || t->nranks % period)
+		return -EINVAL;
 	cfg.flags |= KC_EXEC_F_NODATA;
 	if (!cfg.window)
 		cfg.window = sim_round_window(plans, p);
@@ -893,11 +935,13 @@ int sim_run(const struct kc_topo *t, struct kc_plan *const *plans, const struct 
 		res->time = fmax(res->time, rk->t_done);
 		res->max_sent = kc_max_u64(res->max_sent, rk->ex.bytes_sent);
 		res->max_recv = kc_max_u64(res->max_recv, rk->ex.bytes_received);
-		res->total_sent += rk->ex.bytes_sent;
-		if (res->sent)
-			res->sent[r] = rk->ex.bytes_sent;
-		if (res->recv)
-			res->recv[r] = rk->ex.bytes_received;
+		res->total_sent += rk->ex.bytes_sent * (t->nranks / p);
+		for (i = r; i < t->nranks; i += p) {
+			if (res->sent)
+				res->sent[i] = rk->ex.bytes_sent;
+			if (res->recv)
+				res->recv[i] = rk->ex.bytes_received;
+		}
 		res->max_rounds = kc_max_u64(res->max_rounds, sim_comm_rounds(plans[r]));
 		res->max_steps = kc_max_u64(res->max_steps, sim_plan_steps(plans[r]));
 	}

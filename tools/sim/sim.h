@@ -38,6 +38,11 @@ struct sim_model {
 	 * Needs one message per step (sim_conformance_cfg()).
 	 */
 	bool rendezvous;
+	/*
+	 * sim_op(): run one period of a symmetric topology when every
+	 * plan is its representative's moved (checked), else every rank.
+	 */
+	bool symmetry;
 };
 
 struct sim_result {
@@ -48,6 +53,7 @@ struct sim_result {
 	u64 total_sent;
 	u32 max_rounds;		/* most communication rounds of any rank */
 	u32 max_steps;		/* most plan steps of any rank */
+	u32 period;		/* ranks simulated (< nranks: by symmetry) */
 	u64 events;
 	u64 *sent;		/* [nranks] per rank, if the caller provided it */
 	u64 *recv;		/* [nranks] per rank, if the caller provided it */
@@ -60,6 +66,50 @@ struct sim_result {
  */
 int sim_run(const struct kc_topo *t, struct kc_plan *const *plans, const struct sim_model *m,
 	    const struct kc_exec_cfg *ec, struct sim_result *res);
+
+/*
+ * The same for a topology and plans that repeat with period P (a
+ * divisor of t->nranks): moving every rank by P maps servers onto
+ * servers and pods onto pods (sim_symmetry_period()), and the plan of
+ * rank r is the plan of r mod P with every peer moved by the same number
+ * of periods (sim_plan_moved()).  Only plans[0..P) are given and run;
+ * the result is that of the full run.  The caller checks the premise.
+ */
+int sim_run_period(const struct kc_topo *t, struct kc_plan *const *plans, u32 period,
+		   const struct sim_model *m, const struct kc_exec_cfg *ec,
+		   struct sim_result *res);
+
+/*
+ * The smallest period the topology repeats with: the server size for one
+ * pod of equal servers, the pod size for equal pods of equal servers,
+ * else t->nranks (no symmetry).
+ */
+u32 sim_symmetry_period(const struct kc_topo *t);
+
+/*
+ * Is plan @b (of rank b->rank) plan @a moved by @shift ranks (mod p):
+ * the same rounds of the same steps, kinds, flags and lengths, every peer
+ * moved by @shift?  Offsets are not compared: they take no time.
+ */
+bool sim_plan_moved(const struct kc_plan *a, const struct kc_plan *b, u32 shift);
+
+/*
+ * A lower bound of the time of rank @p's plan in rendezvous mode: a
+ * rank enters a round only when its previous round is complete, and a
+ * message starts to move only once its receiver is in the round that
+ * consumes it, so every round lasts at least its slowest receive at full
+ * rate (alpha + len * beta, plus len * gamma if it reduces).
+ */
+double sim_plan_lower_bound(const struct kc_topo *t, const struct kc_plan *p,
+			    const struct sim_model *m);
+
+/*
+ * The largest sim_plan_lower_bound() of the ranks of one period (every
+ * rank without m->symmetry) for @op with @cfg: a lower bound of what
+ * sim_op() returns in rendezvous mode, without simulating.
+ */
+int sim_op_lower_bound(const struct kc_topo *t, const struct kc_op_desc *op,
+		       const struct kc_algo_cfg *cfg, const struct sim_model *m, double *lb);
 
 /*
  * Executor settings without chunk pipelining: one message per plan step,

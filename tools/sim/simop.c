@@ -7,24 +7,153 @@
 #include "sim.h"
 #include "kc_cost.h"
 
+u32 sim_symmetry_period(const struct kc_topo *t)
+{
+	if (!t->server_size || !t->pod_ranks)
+		return t->nranks;
+	return t->npods == 1 ? t->server_size : t->pod_ranks;
+}
+
+static bool sim_is_xfer(const struct kc_step *st)
+{
+	return st->kind <= KC_STEP_RECV_REDUCE;
+}
+
+bool sim_plan_moved(const struct kc_plan *a, const struct kc_plan *b, u32 shift)
+{
+	struct kc_round_it ra, rb;
+	bool ma, mb;
+	u32 p = a->nranks;
+
+	if (b->nranks != p || a->npeers != b->npeers || (a->rank + shift) % p != b->rank)
+		return false;
+	ma = kc_plan_round_first(a, &ra);
+	mb = kc_plan_round_first(b, &rb);
+	for (; ma && mb; ma = kc_plan_round_next(a, &ra), mb = kc_plan_round_next(b, &rb)) {
+		struct kc_step_it ia, ib;
+		struct kc_step sa, sb;
+		bool na, nb;
+
+		kc_plan_steps_begin(a, &ra, &ia);
+		kc_plan_steps_begin(b, &rb, &ib);
+		for (;;) {
+			na = kc_plan_step_next(a, &ia, &sa);
+			nb = kc_plan_step_next(b, &ib, &sb);
+			if (na != nb)
+				return false;
+			if (!na)
+				break;
+			if (sa.kind != sb.kind || sa.flags != sb.flags || sa.len != sb.len)
+				return false;
+			if (sim_is_xfer(&sa) &&
+			    (a->peers[sa.peer] + shift) % p != b->peers[sb.peer])
+				return false;
+		}
+	}
+	return ma == mb;
+}
+
+double sim_plan_lower_bound(const struct kc_topo *t, const struct kc_plan *p,
+			    const struct sim_model *m)
+{
+	struct kc_round_it ri;
+	struct kc_step_it it;
+	struct kc_step st;
+	double lb = 0;
+	bool more;
+
+	for (more = kc_plan_round_first(p, &ri); more; more = kc_plan_round_next(p, &ri)) {
+		double round = 0;
+
+		kc_plan_steps_begin(p, &ri, &it);
+		while (kc_plan_step_next(p, &it, &st)) {
+			u32 lvl;
+			double beta, x;
+
+			if (st.kind != KC_STEP_RECV && st.kind != KC_STEP_RECV_REDUCE)
+				continue;
+			lvl = sim_level_of(t, p->rank, p->peers[st.peer]);
+			beta = m->lv[lvl].beta * (lvl == KCOLL_LEVEL2 ? m->conv : 1);
+			x = m->lv[lvl].alpha + (double)st.len * beta;
+			if (st.kind == KC_STEP_RECV_REDUCE)
+				x += (double)st.len * m->lv[lvl].gamma;
+			round = fmax(round, x);
+		}
+		lb += round;
+	}
+	return lb;
+}
+
+int sim_op_lower_bound(const struct kc_topo *t, const struct kc_op_desc *op,
+		       const struct kc_algo_cfg *cfg, const struct sim_model *m, double *lb)
+{
+	u32 r, period = m->symmetry ? sim_symmetry_period(t) : t->nranks;
+	int ret = 0;
+
+	*lb = 0;
+	/* any ranks give a bound; one period's give the symmetric one */
+	for (r = 0; r < period && !ret; r++) {
+		struct kc_plan *pl = NULL;
+
+		ret = kc_plan_build(t, r, op, cfg, &pl, NULL, 0);
+		if (!ret)
+			*lb = fmax(*lb, sim_plan_lower_bound(t, pl, m));
+		kc_plan_free(pl);
+	}
+	return ret;
+}
+
+/*
+ * Build the plans of one period and check that every other rank's plan
+ * is its representative's, moved.  Returns the period that holds
+ * (t->nranks when none does: plans[] then holds every rank's plan).
+ */
+static int sim_build_plans(const struct kc_topo *t, const struct kc_op_desc *op,
+			   const struct kc_algo_cfg *cfg, bool symmetry, struct kc_plan **plans,
+			   u32 *period, char *err, u32 errlen)
+{
+	u32 p = t->nranks, per = symmetry ? sim_symmetry_period(t) : p, r;
+	int ret = 0;
+
+	for (r = 0; r < per && !ret; r++)
+		ret = kc_plan_build(t, r, op, cfg, &plans[r], err, errlen);
+	for (r = per; r < p && !ret; r++) {
+		ret = kc_plan_build(t, r, op, cfg, &plans[r], err, errlen);
+		if (ret || per == p)
+			continue;
+		if (sim_plan_moved(plans[r % per], plans[r], r - r % per)) {
+			kc_plan_free(plans[r]);
+			plans[r] = NULL;
+		} else {
+			per = p;	/* not symmetric: every plan is needed */
+		}
+	}
+	if (!ret && per == p) {
+		for (r = 0; r < p && !ret; r++)
+			if (!plans[r])
+				ret = kc_plan_build(t, r, op, cfg, &plans[r], err, errlen);
+	}
+	*period = per;
+	return ret;
+}
+
 int sim_op(const struct kc_topo *t, const struct kc_op_desc *op, const struct kc_algo_cfg *cfg,
 	   const struct sim_model *m, const struct kc_exec_cfg *ec, struct sim_result *res,
 	   u32 algo[KCOLL_LEVEL_COUNT], char *note, u32 notelen, char *err, u32 errlen)
 {
-	u32 p = t->nranks, r;
+	u32 p = t->nranks, r, period;
 	struct kc_plan **plans = calloc(p, sizeof(*plans));
-	int ret = 0;
+	int ret;
 
 	if (!plans)
 		return -ENOMEM;
-	for (r = 0; r < p && !ret; r++)
-		ret = kc_plan_build(t, r, op, cfg, &plans[r], err, errlen);
+	ret = sim_build_plans(t, op, cfg, m->symmetry, plans, &period, err, errlen);
 	if (!ret) {
 		if (algo)
 			memcpy(algo, plans[0]->algo, sizeof(plans[0]->algo));
 		if (note && notelen)
 			snprintf(note, notelen, "%s", plans[0]->note);
-		ret = sim_run(t, plans, m, ec, res);
+		ret = sim_run_period(t, plans, period, m, ec, res);
 		if (ret && err)
 			snprintf(err, errlen, "simulation failed: %s", strerror(-ret));
 	}

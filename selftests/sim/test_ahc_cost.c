@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The AHC cost function (algo/kc_cost.c, what automatic selection ranks
+ * AHC and AHC_BROKE by) against the simulator on groups of coprime sizes
+ * (2+3, 3+5, 3+5+7 servers; one or eight ranks per server; C = 1, 2, 4):
+ * LCM slicing gives T = sum of sizes minus shared boundaries segments,
+ * run one after the other in the inter-group Ring.  The test logs the
+ * table simulated vs modelled and fails when the model leaves its
+ * measured band:
+ *  - it never overestimates (sim >= model): selection may prefer AHC
+ *    too often, never too rarely, and bench-select's regret on the
+ *    3+5+7 pods shows what that costs;
+ *  - AllReduce within 2.5x, ReduceScatter and AllGather within 12x.
+ * The gap: the model lets the segments of different cards overlap and
+ * counts about T/m Ring latencies per card; the plans run every segment
+ * in rounds of their own, in an order that differs from card to card, so
+ * in rendezvous mode a card waits for the slowest partner of each
+ * segment (a convoy), the more so for RS/AG on planes of eight, whose
+ * inter stage is the whole operation.  Closing that gap needs a model of
+ * the convoy (or plans that order segments alike); it is left open.
+ */
+/* The harness's macros expand to functions without prototypes and compare mixed signs. */
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include <math.h>
+#include <stdio.h>
+#include "kselftest_harness.h"
+#include "sim.h"
+#include "kc_cost.h"
+
+struct ahc_case {
+	u32 npods;
+	u32 pods[3];
+	u32 k;
+};
+
+static const struct ahc_case cases[] = {
+	{ 2, { 2, 3 }, 1 }, { 2, { 3, 5 }, 1 }, { 3, { 3, 5, 7 }, 1 },
+	{ 2, { 2, 3 }, 8 }, { 3, { 3, 5, 7 }, 8 },
+};
+
+static struct sim_model bench_model(double conv)
+{
+	struct sim_model m = { .conv = conv, .rendezvous = true, .symmetry = true };
+
+	m.lv[0] = (struct sim_level){ 1e-6, 2e-11, 1e-11 };
+	m.lv[1] = (struct sim_level){ 5e-6, 4e-11, 1e-11 };
+	m.lv[2] = m.lv[1];
+	return m;
+}
+
+/* simulated / modelled time of algo for op, n bytes (whole region) */
+static int ratio(const struct ahc_case *c, double conv, u32 algo, u32 op, u64 n, double *sim,
+		 double *model)
+{
+	struct sim_model m = bench_model(conv);
+	struct kc_exec_cfg ec = sim_conformance_cfg();
+	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
+	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct sim_result res = { 0 };
+	struct kc_cost_model cm;
+	struct kc_topo t;
+	int ret;
+
+	if (kc_topo_init_pods(&t, c->npods, c->pods, c->k))
+		return -EINVAL;
+	cfg.algo[KCOLL_LEVEL1] = algo;
+	d.count = n / 4;
+	if (op != KCOLL_OP_ALLREDUCE)
+		d.count /= t.nranks;
+	sim_cost_model(&m, &cm);
+	*model = (double)kc_cost_op(&t, op, kc_cost_bytes(&d, t.nranks), &cfg, &cm) / 1e15;
+	ret = sim_op(&t, &d, &cfg, &m, &ec, &res, NULL, NULL, 0, NULL, 0);
+	*sim = res.time;
+	kc_topo_free(&t);
+	return ret;
+}
+
+TEST(ahc_cost_function_tracks_the_simulator_on_coprime_groups)
+{
+	static const u32 ops[] = { KCOLL_OP_ALLREDUCE, KCOLL_OP_REDUCESCATTER, KCOLL_OP_ALLGATHER };
+	static const u32 algos[] = { KCOLL_ALGO_AHC, KCOLL_ALGO_AHC_BROKE };
+	static const u64 sizes[] = { 4096, 1 << 20, 64 << 20, 1ull << 30 };
+	static const double convs[] = { 1, 2, 4 };
+	double lo = INFINITY, hi = 0;
+	u32 ci, a, o, si, vi;
+
+	for (ci = 0; ci < ARRAY_SIZE(cases); ci++)
+	for (vi = 0; vi < ARRAY_SIZE(convs); vi++)
+	for (a = 0; a < ARRAY_SIZE(algos); a++)
+	for (o = 0; o < ARRAY_SIZE(ops); o++)
+	for (si = 0; si < ARRAY_SIZE(sizes); si++) {
+		const struct ahc_case *c = &cases[ci];
+		double s, f, r;
+
+		ASSERT_EQ(0, ratio(c, convs[vi], algos[a], ops[o], sizes[si], &s, &f));
+		r = s / f;
+		TH_LOG("%-9s %-13s pods %u+%u%s%s x%u C=%.0f %10llu B: simulated %10.2f us, model %10.2f us, sim/model %.3f",
+		       kc_algo_name(algos[a]), kc_op_name(ops[o]), c->pods[0], c->pods[1],
+		       c->npods > 2 ? "+" : "", c->npods > 2 ? "7" : "", c->k, convs[vi],
+		       (unsigned long long)sizes[si], s * 1e6, f * 1e6, r);
+		lo = fmin(lo, r);
+		hi = fmax(hi, r);
+		EXPECT_GE(s, f * (1 - 1e-6));
+		EXPECT_LE(r, ops[o] == KCOLL_OP_ALLREDUCE ? 2.5 : 12);
+	}
+	TH_LOG("sim/model in [%.3f, %.3f]", lo, hi);
+}
+
+TEST_HARNESS_MAIN
