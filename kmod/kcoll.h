@@ -171,6 +171,12 @@ struct kcoll_conn {
 	bool lost;			/* the peer disconnected (cm handler) */
 	bool departed;			/* lost and drained: all it sent is here */
 	bool lost_notified;		/* the peer-lost event went out */
+	/*
+	 * Passive side: the peer asked again while this attempt was not up,
+	 * so it gave that attempt up (set by the listener, see
+	 * kcoll_passive_reset()).
+	 */
+	bool superseded;
 	int cm_err;
 	u32 nrx;
 	struct kcoll_rx *rx;		/* [nrx] */

@@ -8,6 +8,12 @@
  * private data carries the rank and the parameters both sides must agree
  * on; a mismatch is rejected.
  *
+ * Attempts fail under load (a lost ARP reply or CM message, a peer that
+ * gives up an attempt): the connecting side retries until the connect
+ * timeout, each address and route resolution bounded by KCOLL_RESOLVE_MS,
+ * and the accepting side puts a connection whose handshake failed back to
+ * IDLE (kcoll_passive_reset()) so that the retry is accepted.
+ *
  * rdma_cm handlers run in process context with the id's handler mutex
  * held.  They create the QP (ADDR_RESOLVED or CONNECT_REQUEST), connect
  * (ROUTE_RESOLVED) and report state; they never destroy their own id.
@@ -30,6 +36,8 @@
 #define KCOLL_CM_MAGIC		0x6b636f6cu	/* "kcol" */
 #define KCOLL_CM_VERSION	1
 #define KCOLL_RETRY_MS		100
+/* One address or route resolution; a lost ARP reply is not retried by it. */
+#define KCOLL_RESOLVE_MS	2000
 
 /* Connection request/accept private data (fits the 56-byte IB CM limit). */
 struct kcoll_cm_priv {
@@ -40,6 +48,32 @@ struct kcoll_cm_priv {
 	__le32 chunk_bytes;
 	__le32 slots;
 };
+
+/*
+ * Fault injection for the tests (selftests/kcoll/kcoll_connect.c): the
+ * next N connection attempts of this node are given up right after their
+ * request went out, as when a loaded rank gives up an attempt.  The peer
+ * has accepted the request and then sees a reject, or (when the reject
+ * overtook its reply and so names no connection of the peer's) nothing
+ * more, until the next request.
+ */
+static unsigned int kcoll_fault_abandon_connects;
+module_param_named(fault_abandon_connects, kcoll_fault_abandon_connects, uint, 0644);
+MODULE_PARM_DESC(fault_abandon_connects,
+		 "testing: give up the next N outgoing connection attempts after sending their request (default 0)");
+
+static bool kcoll_fault_abandon(void)
+{
+	unsigned int n = READ_ONCE(kcoll_fault_abandon_connects), old;
+
+	while (n) {
+		old = cmpxchg(&kcoll_fault_abandon_connects, n, n - 1);
+		if (old == n)
+			return true;
+		n = old;
+	}
+	return false;
+}
 
 static LIST_HEAD(kcoll_ibdevs);
 static DEFINE_MUTEX(kcoll_ibdevs_lock);
@@ -223,9 +257,15 @@ static void kcoll_conn_param(struct rdma_conn_param *param, const struct kcoll_c
 
 static void kcoll_conn_set(struct kcoll_conn *conn, int state, int err)
 {
-	conn->state = state;
 	conn->cm_err = err;
+	/* After cm_err and lost, for kcoll_passive_failed() and the creator. */
+	smp_store_release(&conn->state, state);
 	wake_up_all(&conn->comm->conn_wq);
+}
+
+static u32 kcoll_resolve_ms(const struct kcoll_comm *comm)
+{
+	return min_t(u32, comm->connect_timeout_ms, KCOLL_RESOLVE_MS);
 }
 
 /*
@@ -241,6 +281,35 @@ static void kcoll_conn_lost(struct kcoll_conn *conn, int err)
 	kcoll_conn_set(conn, KCOLL_CONN_FAILED, err);
 	pr_debug("comm %llu: connection to rank %u lost: %d\n", comm->id, conn->peer, err);
 	kcoll_comm_lost(comm, err);
+}
+
+/*
+ * fault_abandon_connects: give this attempt up right after its request
+ * went out, still under the handler mutex so that no reply can complete
+ * the handshake first.  The caller returns non-zero: the core destroys
+ * the id, which cancels the request and sends the peer a reject.
+ * conn_lock (only tried: tear-down takes the handler mutex under it)
+ * keeps everyone else off conn->cm_id meanwhile.
+ */
+static bool kcoll_fault_abandon_attempt(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	if (!READ_ONCE(kcoll_fault_abandon_connects) || !mutex_trylock(&comm->conn_lock))
+		return false;
+	if (!kcoll_fault_abandon()) {
+		mutex_unlock(&comm->conn_lock);
+		return false;
+	}
+	pr_info("comm %llu: fault injection: giving up the connection attempt to rank %u\n",
+		comm->id, conn->peer);
+	if (conn->qp)
+		ib_drain_qp(conn->qp);
+	kcoll_conn_destroy_qp(conn);
+	conn->cm_id = NULL;
+	kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNABORTED);
+	mutex_unlock(&comm->conn_lock);
+	return true;
 }
 
 static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -260,7 +329,7 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		ret = kcoll_conn_create_qp(conn, id);
 		if (!ret)
-			ret = rdma_resolve_route(id, comm->connect_timeout_ms);
+			ret = rdma_resolve_route(id, kcoll_resolve_ms(comm));
 		if (ret)
 			kcoll_conn_set(conn, KCOLL_CONN_FAILED, ret);
 		break;
@@ -268,6 +337,8 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		kcoll_priv_fill(comm, &priv);
 		kcoll_conn_param(&param, &priv);
 		ret = rdma_connect_locked(id, &param);
+		if (!ret && kcoll_fault_abandon_attempt(conn))
+			return -ECONNABORTED;	/* the core destroys the id */
 		if (ret)
 			kcoll_conn_set(conn, KCOLL_CONN_FAILED, ret);
 		break;
@@ -288,6 +359,8 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (conn->state == KCOLL_CONN_UP)
 			kcoll_conn_lost(conn, -ECONNRESET);
+		else	/* the peer gave up before the handshake ended */
+			kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/* kcoll_ib_remove() has already torn this connection down. */
@@ -315,13 +388,22 @@ static bool kcoll_priv_ok(const struct kcoll_comm *comm, const struct rdma_cm_ev
 	return *peer > comm->rank && *peer < comm->nranks;
 }
 
-/* CONNECT_REQUEST on a child of the listener; id->context is the comm. */
+/*
+ * CONNECT_REQUEST on a child of the listener; id->context is the comm.
+ *
+ * Requests run one at a time (under the listener's handler mutex) and may
+ * not take comm->conn_lock (tear-down destroys the listener under it), so
+ * the connection is handed over through its state: the listener may set up
+ * only an IDLE connection, and the creator's thread (kcoll_passive_reset(),
+ * under conn_lock) returns a failed one to IDLE.
+ */
 static int kcoll_cm_request(struct kcoll_comm *comm, struct rdma_cm_id *id,
 			    struct rdma_cm_event *ev)
 {
 	struct rdma_conn_param param;
 	struct kcoll_cm_priv priv;
 	struct kcoll_conn *conn;
+	int state;
 	u32 peer;
 	int ret;
 
@@ -332,8 +414,21 @@ static int kcoll_cm_request(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		return -EINVAL;
 	}
 	conn = &comm->conns[peer];
-	if (conn->state != KCOLL_CONN_IDLE) {
-		pr_debug("comm %llu: rank %u connects again; rejected\n", comm->id, peer);
+	/* Pairs with the release in kcoll_conn_destroy(). */
+	state = smp_load_acquire(&conn->state);
+	if (state != KCOLL_CONN_IDLE) {
+		/*
+		 * The peer tries one attempt at a time: a new request means
+		 * it gave up the one that is not up yet, even if no reject
+		 * of that one reached us.  Its next retry finds it IDLE.
+		 */
+		if ((state == KCOLL_CONN_CONNECTING || state == KCOLL_CONN_FAILED) &&
+		    !READ_ONCE(conn->lost)) {
+			WRITE_ONCE(conn->superseded, true);
+			wake_up_all(&comm->conn_wq);
+		}
+		pr_debug("comm %llu: rank %u connects again (state %d); rejected\n",
+			 comm->id, peer, state);
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return -EBUSY;
 	}
@@ -349,7 +444,9 @@ static int kcoll_cm_request(struct kcoll_comm *comm, struct rdma_cm_id *id,
 	kcoll_conn_param(&param, &priv);
 	id->context = conn;
 	id->event_handler = kcoll_conn_handler;
-	conn->state = KCOLL_CONN_CONNECTING;
+	WRITE_ONCE(conn->superseded, false);
+	/* Ordered after the line above for kcoll_passive_failed(). */
+	smp_store_release(&conn->state, KCOLL_CONN_CONNECTING);
 	ret = rdma_accept(id, &param);
 	if (ret) {
 		kcoll_conn_destroy_qp(conn);
@@ -431,7 +528,9 @@ static void kcoll_conn_destroy(struct kcoll_conn *conn, int state)
 	rdma_destroy_id(conn->cm_id);
 	conn->cm_id = NULL;
 	conn->stopped = false;
-	conn->state = state;
+	conn->cm_err = 0;
+	/* IDLE hands the connection to the listener (kcoll_cm_request()). */
+	smp_store_release(&conn->state, state);
 }
 
 static void kcoll_listen_destroy(struct kcoll_comm *comm)
@@ -556,9 +655,13 @@ static int kcoll_conn_start(struct kcoll_conn *conn)
 	conn->cm_id = id;
 	conn->stopped = false;
 	kcoll_conn_set(conn, KCOLL_CONN_CONNECTING, 0);
+	/*
+	 * Bounded: a lost ARP reply leaves the neighbour FAILED and the
+	 * resolution waiting for its whole timeout; a new attempt asks again.
+	 */
 	ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
 				(struct sockaddr *)&comm->addrs[conn->peer],
-				comm->connect_timeout_ms);
+				kcoll_resolve_ms(comm));
 	if (ret) {
 		conn->cm_id = NULL;
 		conn->state = KCOLL_CONN_IDLE;
@@ -581,6 +684,47 @@ static bool kcoll_conn_settled(const struct kcoll_conn *conn)
 	       kcoll_comm_broken(conn->comm);
 }
 
+/*
+ * An accepted connection that will not come up: its handshake failed, or
+ * the peer has given it up for a new attempt.  One that was up and went
+ * away (lost) is the peer leaving, which fails the creation instead.
+ */
+static bool kcoll_passive_failed(const struct kcoll_conn *conn)
+{
+	/* Pairs with the release in kcoll_cm_request(). */
+	int state = smp_load_acquire(&conn->state);
+
+	if (READ_ONCE(conn->lost))
+		return false;
+	return state == KCOLL_CONN_FAILED ||
+	       (state == KCOLL_CONN_CONNECTING && READ_ONCE(conn->superseded));
+}
+
+/*
+ * Return the failed accepted connections to IDLE, so that the listener
+ * takes the peer's next attempt: left FAILED, every retry would be
+ * rejected until the connect timeout, and that rank's failure would then
+ * reset the connections of all the others.
+ */
+static void kcoll_passive_reset(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	for (i = comm->rank + 1; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		if (!kcoll_passive_failed(conn))
+			continue;
+		mutex_lock(&comm->conn_lock);
+		if (kcoll_passive_failed(conn)) {
+			pr_debug("comm %llu: accepted connection from rank %u failed (%d); waiting for its retry\n",
+				 comm->id, i, conn->cm_err);
+			kcoll_conn_destroy(conn, KCOLL_CONN_IDLE);
+		}
+		mutex_unlock(&comm->conn_lock);
+	}
+}
+
 /* Connect to @conn->peer, retrying refused attempts until @deadline. */
 static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 {
@@ -595,6 +739,8 @@ static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 		ret = kcoll_comm_broken(comm);
 		if (ret)
 			return ret;
+		/* Higher ranks may retry meanwhile: take their next attempt. */
+		kcoll_passive_reset(comm);
 		mutex_lock(&comm->conn_lock);
 		ret = kcoll_conn_start(conn);
 		mutex_unlock(&comm->conn_lock);
@@ -621,16 +767,27 @@ static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 	}
 }
 
-static bool kcoll_passive_settled(const struct kcoll_comm *comm)
+static bool kcoll_passive_up(const struct kcoll_comm *comm)
 {
 	u32 i;
 
-	if (kcoll_comm_broken(comm))
-		return true;
 	for (i = comm->rank + 1; i < comm->nranks; i++)
 		if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
 			return false;
 	return true;
+}
+
+/* Wake the creator: all up, a peer left, or an accepted connection failed. */
+static bool kcoll_passive_settled(const struct kcoll_comm *comm)
+{
+	u32 i;
+
+	if (kcoll_comm_broken(comm) || kcoll_passive_up(comm))
+		return true;
+	for (i = comm->rank + 1; i < comm->nranks; i++)
+		if (kcoll_passive_failed(&comm->conns[i]))
+			return true;
+	return false;
 }
 
 /*
@@ -653,25 +810,30 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 			return ret;
 		}
 	}
-	left = (long)(deadline - jiffies);
-	if (left <= 0)
-		left = 1;
-	left = wait_event_killable_timeout(comm->conn_wq, kcoll_passive_settled(comm), left);
-	if (left < 0)
-		return -EINTR;
-	ret = kcoll_comm_broken(comm);
-	if (ret) {
-		pr_info("comm %llu: rank %u: a peer left during set-up: %d\n",
-			comm->id, comm->rank, ret);
-		return ret;
+	for (;;) {
+		left = (long)(deadline - jiffies);
+		if (left <= 0)
+			left = 1;
+		left = wait_event_killable_timeout(comm->conn_wq, kcoll_passive_settled(comm),
+						   left);
+		if (left < 0)
+			return -EINTR;
+		ret = kcoll_comm_broken(comm);
+		if (ret) {
+			pr_info("comm %llu: rank %u: a peer left during set-up: %d\n",
+				comm->id, comm->rank, ret);
+			return ret;
+		}
+		if (kcoll_passive_up(comm))
+			return 0;
+		kcoll_passive_reset(comm);
+		if (!left || time_after_eq(jiffies, deadline))
+			break;
 	}
-	if (!left) {
-		for (i = comm->rank + 1; i < comm->nranks; i++)
-			if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
-				break;
-		pr_info("comm %llu: rank %u: no connection from rank %u in %u ms\n",
-			comm->id, comm->rank, i, comm->connect_timeout_ms);
-		return -ETIMEDOUT;
-	}
-	return 0;
+	for (i = comm->rank + 1; i < comm->nranks; i++)
+		if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
+			break;
+	pr_info("comm %llu: rank %u: no connection from rank %u in %u ms\n",
+		comm->id, comm->rank, i, comm->connect_timeout_ms);
+	return -ETIMEDOUT;
 }
