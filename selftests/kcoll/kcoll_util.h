@@ -67,6 +67,36 @@ struct cluster {
 };
 
 /*
+ * Super-node of @node: KCOLL_SUPER_NODES holds the sizes given to
+ * `kcoll-vm run --super-nodes` ("1,3": node0 in super-node 0, node1-3 in
+ * 1; one size S: groups of S), which the runner writes only into its
+ * JSON rank table; without it every node is in super-node 0.
+ */
+static inline unsigned int kc_super_node_of(unsigned int node)
+{
+	const char *l = getenv("KCOLL_SUPER_NODES");
+	unsigned long first = 0, size;
+	unsigned int pod = 0;
+	char *end;
+
+	if (l && *l && !strchr(l, ',')) {
+		size = strtoul(l, &end, 10);
+		return size ? node / size : 0;
+	}
+	while (l && *l) {
+		size = strtoul(l, &end, 10);
+		if (end == l || !size)
+			return 0;
+		if (node < first + size)
+			return pod;
+		first += size;
+		pod++;
+		l = *end == ',' ? end + 1 : end;
+	}
+	return pod ? pod - 1 : 0;
+}
+
+/*
  * Fill @c; @port_off shifts every rank's port (a second communicator
  * on the same nodes needs ports of its own).
  */
@@ -104,7 +134,7 @@ static inline int cluster_get_port(struct cluster *c, unsigned int port_off)
 				return -1;
 			r->port = base + i;
 			r->server_id = node;
-			r->pod_id = 0;
+			r->pod_id = kc_super_node_of(node);
 		}
 	}
 	return 0;
@@ -125,6 +155,15 @@ static inline void cluster_single(struct cluster *c, unsigned int port)
 	inet_pton(AF_INET, "127.0.0.1", c->ranks[0].addr);
 }
 
+/*
+ * The operation timeout of the tests' communicators: 60 s, or
+ * KCOLL_TEST_TIMEOUT_MS (the 64 MiB matrix under TCG needs more).
+ */
+static inline unsigned int kc_op_timeout_ms(void)
+{
+	return (unsigned int)env_u32("KCOLL_TEST_TIMEOUT_MS", 60000);
+}
+
 static inline int comm_create(int fd, const struct cluster *c, int efd, const char *algo)
 {
 	struct kcoll_comm_create cc = {
@@ -136,7 +175,7 @@ static inline int comm_create(int fd, const struct cluster *c, int efd, const ch
 		.eventfd = efd,
 		.algo = (uintptr_t)algo,
 		.connect_timeout_ms = 60000,
-		.timeout_ms = 60000,
+		.timeout_ms = kc_op_timeout_ms(),
 	};
 
 	return ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
@@ -157,7 +196,8 @@ static inline int wait_one(int fd, struct kcoll_completion *cpl)
 		.entries = (uintptr_t)cpl,
 		.max = 1,
 		.entry_size = sizeof(*cpl),
-		.timeout_ms = 120000,
+		/* Longer than the operation's own timeout. */
+		.timeout_ms = 2 * kc_op_timeout_ms(),
 	};
 
 	if (ioctl(fd, KCOLL_IOC_REAP, &r))
