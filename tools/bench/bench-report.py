@@ -26,6 +26,13 @@ MIB = 1 << 20
 T_AR_UCX, T_AR_TCP, T_AR_LINK, T_LAT, T_AGRS = 1.5, 1.0, 0.85, 0.7, 1.3
 GB = 1e9
 PERFTEST_MB = 1 << 20           # perftest's MB/sec is MiB/s
+BUS = {}
+
+
+def set_bus_factors(n):
+    """nccl-tests busbw factors for n ranks, as coll-perf and mpi_coll_bench."""
+    BUS.update({"allreduce": 2.0 * (n - 1) / n, "allgather": (n - 1) / n,
+                "reducescatter": (n - 1) / n, "broadcast": 1.0})
 
 
 def read_kv(path):
@@ -50,10 +57,12 @@ def parse_rep(rep, d, raw):
             if not line.startswith("mpi-coll "):
                 continue
             kv = dict(t.split("=", 1) for t in line.split()[1:])
-            add(raw.setdefault(name, {}), kv["op"], int(kv["size"]), rep,
-                {"time_us": float(kv["time_us"]), "algbw": float(kv["algbw"]),
-                 "busbw": float(kv["busbw"]), "wrong": int(kv["wrong"]),
-                 "iters": int(kv["iters"])})
+            # bandwidths again from the time: the printed ones are rounded
+            us, size = float(kv["time_us"]), int(kv["size"])
+            algbw = size / (us * 1e3) if us > 0 else 0.0
+            add(raw.setdefault(name, {}), kv["op"], size, rep,
+                {"time_us": us, "algbw": algbw, "busbw": algbw * BUS[kv["op"]],
+                 "wrong": int(kv["wrong"]), "iters": int(kv["iters"])})
     for f in glob.glob(os.path.join(d, "kcoll.*.json")):
         base = os.path.basename(f)[len("kcoll."):]
         algo, op = base.split(".")[0], base.split(".")[1]
@@ -64,7 +73,7 @@ def parse_rep(rep, d, raw):
             continue
         for r in rows:
             o = r.get("out_of_place") or {}
-            if not o:
+            if not o or not r.get("size"):  # AllGather/RS of 8 B: 0 per rank
                 continue
             add(raw.setdefault(name, {}), op, int(r["size"]), rep,
                 {"time_us": o["time"], "algbw": o["alg_bw"], "busbw": o["bus_bw"],
@@ -145,9 +154,10 @@ def fmt_t(st):
 
 
 def fmt_bw(st):
+    """GB/s statistics shown in MB/s (emulated links move a few MB/s)."""
     if not st:
         return "-"
-    return "%.4f (%.4f-%.4f)" % (st["median"], st["min"], st["max"])
+    return "%.3g (%.3g-%.3g)" % (1e3 * st["median"], 1e3 * st["min"], 1e3 * st["max"])
 
 
 def ratio(a, b):
@@ -163,13 +173,13 @@ def op_table(agg, op, out):
                                  for n in ("kcoll", "ompi-ucx", "ompi-tcp")]))
     link = agg["link"]["write_bw"]
     out.append("\n### %s\n" % op)
-    out.append("time us and busbw GB/s: median (min-max) over the repetitions; "
+    out.append("time us and busbw MB/s (1e6 B/s): median (min-max) over the repetitions; "
                "ratios of median busbw (time ratio for latency).  link = per-link "
                "ib_write_bw with both pairs running.\n")
     out.append("| size | kcoll time | kcoll busbw | OMPI-UCX time | OMPI-UCX busbw | "
                "OMPI-TCP time | OMPI-TCP busbw | ib_write_bw | kcoll/UCX | kcoll/TCP | "
                "kcoll/link | wrong |")
-    out.append("|" + "---|" * 13)
+    out.append("|" + "---|" * 12)
     rows = []
     for s in sizes:
         k = agg.get("kcoll", {}).get(op, {}).get(s)
@@ -298,7 +308,9 @@ def plot(agg, outdir):
          'set output "%s"' % os.path.join(outdir, "busbw.png"),
          'set multiplot layout 2,2 title "kcoll vs Open MPI vs the link, 4 VMs soft-RoCE (median, min-max)"',
          'set logscale xy', 'set format x "%.0s%cB"', 'set xlabel "size"',
-         'set ylabel "busbw GB/s"', 'set key top left', 'set grid']
+         'set ylabel "busbw MB/s"', 'set key top left', 'set grid']
+    colour = {"kcoll": "#d62728", "ompi-ucx": "#1f77b4", "ompi-tcp": "#2ca02c",
+              "ib_write_bw per link": "#7f7f7f"}
     for op in OPS:
         g.append('set title "%s"' % op)
         cs = curves.get(op)
@@ -306,7 +318,8 @@ def plot(agg, outdir):
             g.append('plot 1/0 notitle')
             continue
         g.append("plot " + ", ".join(
-            '"%s" using 1:2:3:4 with yerrorlines title "%s"' % (fn, name) for name, fn in cs))
+            '"%s" using 1:($2*1e3):($3*1e3):($4*1e3) with yerrorlines lc rgb "%s" title "%s"'
+            % (fn, colour[name], name) for name, fn in cs))
     g.append("unset multiplot")
     try:
         subprocess.run(["gnuplot"], input="\n".join(g) + "\n", text=True, check=True)
@@ -326,7 +339,9 @@ def main():
         print("bench-report: no runs in %s/runs" % outdir, file=sys.stderr)
         return 1
     for r0 in rank0s:
-        vm = vm or read_kv(os.path.join(r0, "vm-info.txt"))
+        set_bus_factors(int(read_kv(os.path.join(r0, "vm-info.txt")).get("nodes", 4)))
+        vm = vm or {k: v for k, v in read_kv(os.path.join(r0, "vm-info.txt")).items()
+                    if not k.isupper() and k not in ("kcoll.uevent", "kcoll.dev")}
         p = os.path.join(r0, "bench-reduce.txt")
         if os.path.exists(p):
             reduce_lines += [l.strip() for l in open(p) if l.startswith("bench-reduce")]
@@ -347,6 +362,11 @@ def main():
     out.append("```")
     out.append("\nWall time per repetition and contender (s): " + "; ".join(
         "rep%d %s" % (r, ", ".join("%s %d" % kv for kv in wall[r].items())) for r in sorted(wall)))
+    ns = [v["n"] for n in agg if n != "link" for o in agg[n].values() for p in o.values()
+          for v in (p["time_us"],) if v]
+    out.append("\nRepetitions per point: %s..%s (a run cut by its time limit leaves the "
+               "last repetition incomplete; bench.json has n per point)." %
+               (min(ns, default=0), max(ns, default=0)))
     out.append("\n## Tables\n")
     tables = {op: op_table(agg, op, out) for op in OPS}
     lat = agg["link"]["send_lat_typical"]

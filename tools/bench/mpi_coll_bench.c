@@ -184,7 +184,7 @@ static uint64_t one_size(enum op op, const struct cfg *c, float *s, float *r, si
 	if (c->rank == 0) {
 		double algbw = bytes / (us * 1e3);
 
-		printf("mpi-coll op=%s size=%zu count=%zu iters=%d time_us=%.2f algbw=%.6f busbw=%.6f wrong=%llu\n",
+		printf("mpi-coll op=%s size=%zu count=%zu iters=%d time_us=%.2f algbw=%.6g busbw=%.6g wrong=%llu\n",
 		       op_names[op], bytes, bytes / sizeof(float), iters, us, algbw,
 		       algbw * bus_factor(op, n), (unsigned long long)total);
 		fflush(stdout);
