@@ -150,6 +150,8 @@ def fmt_t(st):
         return "-"
     m = st["median"]
     p = "%.0f" if m >= 1000 else "%.1f"
+    if st["n"] == 1:
+        return p % m
     return (p + " (" + p + "-" + p + ")") % (m, st["min"], st["max"])
 
 
@@ -157,6 +159,8 @@ def fmt_bw(st):
     """GB/s statistics shown in MB/s (emulated links move a few MB/s)."""
     if not st:
         return "-"
+    if st["n"] == 1:
+        return "%.3g" % (1e3 * st["median"])
     return "%.3g (%.3g-%.3g)" % (1e3 * st["median"], 1e3 * st["min"], 1e3 * st["max"])
 
 
