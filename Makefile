@@ -828,6 +828,8 @@ bench: deps-bench bench-tools module
 # Static checks of the benchmark's scripts (seconds; could join `make lint`).
 bench-lint: $(MPI_COLL_BENCH) $(BENCH_REDUCE)
 	shellcheck $(TOP)/tools/bench/*.sh
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo $(TOP)/tools/bench/*.c
 	python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' $(TOP)/tools/bench/bench-report.py
 
 # The report again from the raw output of the last run.

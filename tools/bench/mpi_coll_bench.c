@@ -261,6 +261,7 @@ int main(int argc, char **argv)
 	if (!s || !r) {
 		fprintf(stderr, "mpi_coll_bench: out of memory for %zu bytes\n", bufbytes);
 		MPI_Abort(MPI_COMM_WORLD, 1);
+		return 1;	/* not reached: MPI_Abort does not return */
 	}
 	memset(s, 0, bufbytes);
 	memset(r, 0, bufbytes);
