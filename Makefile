@@ -871,4 +871,54 @@ check-debug: kcoll-tests
 	echo "=== check-debug: passed in $$((t2 - t0)) s ($$((t2 - t1)) s in VMs)"
 # <<< issue9
 
+# >>> issue8 bench
+#
+# make bench: kcoll against Open MPI (UCX rc_verbs over rxe, and TCP) and
+# against the link (perftest) on one 4-VM soft-RoCE cluster of 6.1, every
+# contender interleaved per repetition; report in build/bench/ (tables,
+# bench.json, busbw.png).  A benchmark, not a test: not in `make check`,
+# nothing gates on its numbers.  About 40 min; BENCH_QUICK=1 is a short
+# run, BENCH_REPS=N sets the repetitions (tools/bench/run-bench.sh lists
+# every knob; Documentation/benchmark.md explains the output).
+BENCH_PKGS := openmpi-bin libopenmpi-dev libucx0 ucx-utils perftest dropbear-bin \
+	gnuplot-nox python3 rdma-core ibverbs-providers ibverbs-utils
+BENCH_DIR := $(BUILD)/bench
+MPI_COLL_BENCH := $(BENCH_DIR)/mpi_coll_bench
+BENCH_REDUCE := $(BENCH_DIR)/bench_reduce
+
+.PHONY: bench deps-bench bench-tools bench-report bench-lint
+
+deps-bench:
+	@$(call kc_apt_ensure,$(BENCH_PKGS))
+
+# mpicc comes with deps-bench, so it is looked up when the rule runs.
+$(MPI_COLL_BENCH): tools/bench/mpi_coll_bench.c | deps-bench
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
+		-Wstrict-prototypes -Wmissing-prototypes -o $@ $<
+
+$(BENCH_REDUCE): tools/bench/bench_reduce.c $(ALGO_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -g -I$(TOP) -I$(TOP)/algo -o $@ $< $(ALGO_LIB) -lm
+
+bench-tools: $(MPI_COLL_BENCH) $(BENCH_REDUCE) coll-tools
+
+bench: deps-bench bench-tools module
+	@t0=$$(date +%s); \
+	BENCH_OUT=$(BENCH_DIR) KVER=6.1 $(TOP)/tools/bench/run-bench.sh; rc=$$?; \
+	echo "=== bench: $$(( $$(date +%s) - t0 )) s, report in $(BENCH_DIR)/report.md"; \
+	exit $$rc
+
+# Static checks of the benchmark's scripts (seconds; could join `make lint`).
+bench-lint: $(MPI_COLL_BENCH) $(BENCH_REDUCE)
+	shellcheck $(TOP)/tools/bench/*.sh
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
+		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo $(TOP)/tools/bench/*.c
+	python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' $(TOP)/tools/bench/bench-report.py
+
+# The report again from the raw output of the last run.
+bench-report:
+	python3 $(TOP)/tools/bench/bench-report.py $(BENCH_DIR)
+# <<< issue8
+
 endif # KERNELRELEASE

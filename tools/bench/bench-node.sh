@@ -1,0 +1,209 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The command every rank of `make bench` runs (tools/bench/run-bench.sh
+# starts it with kcoll-vm, one rank per VM).  Every rank walks the same
+# list of phases; rank 0 paces them (see sync_phase) and runs Open MPI.
+#
+# Per repetition, contenders interleaved (the order rotates each
+# repetition so that slow phases of the host hit every contender alike):
+#   link     perftest ib_write_bw, node0->node1 and node2->node3 at once
+#            (every VM busy), and ib_send_lat on the same two pairs
+#   ucx      Open MPI, pml ucx, rc_verbs on rxe0 (mpi_coll_bench)
+#   tcp      Open MPI, pml ob1, btl tcp on eth0 (mpi_coll_bench)
+#   kcoll    coll-perf, automatic selection, every op
+#   forced   coll-perf AllReduce with each algorithm of BENCH_ALGOS forced
+#   tuned    coll-perf AllReduce, automatic, with the module defaults of
+#            BENCH_TUNE set through sysfs (restored afterwards)
+# Raw output: out/rank.0/rep<R>/<contender>...txt, parsed by
+# tools/bench/bench-report.py.
+set -u
+R=/kcvm/run
+
+TOP=${BENCH_TOP:?}
+# Every rank writes into rank 0's output directory (kept on the host).
+OUT=$R/out/rank.0
+REPS=${BENCH_REPS:-5}
+FIRST=${BENCH_FIRST_REP:-1}
+MAXB=${BENCH_MAXBYTES:-32M}
+ALGOS=${BENCH_ALGOS:-ring H-D_R NHR fullmesh tree}
+# Timed iterations of small sizes (MPI: at most this many, fewer from
+# BUDGET/size on; coll-perf: this many up to 128 KiB, 1 from 512 KiB).
+ITERS=${BENCH_ITERS:-10}
+# Module defaults tried as one more AllReduce contender ("" to skip).
+TUNE=${BENCH_TUNE-chunk_bytes=262144 slots=16}
+OPS=${BENCH_OPS:-allreduce allgather reducescatter broadcast}
+# Bytes per size and per contender that fix the iteration count of the
+# MPI program (large sizes run 1-3 iterations).
+BUDGET=${BENCH_BUDGET:-4M}
+export BENCH_SSH_KEY=${BENCH_SSH_KEY:?}
+RSH=$TOP/tools/bench/rsh.sh
+COLL_PERF=$TOP/build/bin/coll-perf
+MPI_BENCH=$TOP/build/bench/mpi_coll_bench
+NN=${KCOLL_NNODES:-4}
+
+log() { echo "bench: $(date +%T) $*"; }
+hosts=""
+for ((i = 0; i < NN; i++)); do hosts+="${hosts:+,}node$i:1"; done
+
+# Sizes of the sweep: 8 B * 4^k up to MAXB.
+max=$(numfmt --from=iec "$MAXB")
+sizes=()
+for ((s = 8; s <= max; s *= 4)); do sizes+=("$s"); done
+
+mpi_common=(mpirun --allow-run-as-root -np "$NN" --host "$hosts" --bind-to none
+	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include eth0
+	-x BENCH_SSH_KEY -x PATH)
+mpi_ucx=(--mca pml ucx --mca btl "^openib,ofi,uct,tcp" --mca osc "^ucx"
+	-x "UCX_TLS=rc_verbs,ud_verbs,self,sm" -x UCX_NET_DEVICES=rxe0:1
+	-x UCX_IB_GID_INDEX=0 -x UCX_WARN_UNUSED_ENV_VARS=n)
+mpi_tcp=(--mca pml ob1 --mca btl "tcp,self,vader" --mca btl_tcp_if_include eth0)
+
+# Info for the report header (once per boot).
+[ "$KCOLL_RANK" = 0 ] && {
+	echo "kernel=$(uname -r)"
+	echo "mtu=$(cat /sys/class/net/eth0/mtu)"
+	echo "rxe_mtu=$(ibv_devinfo -d rxe0 | awk '/active_mtu/ {print $2}')"
+	echo "nodes=$NN"
+	echo "tune=$TUNE"
+	echo "nproc=$(nproc)"
+	echo "mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo)"
+	for f in /sys/class/misc/kcoll/*; do
+		[ -f "$f" ] && echo "kcoll.$(basename "$f")=$(cat "$f")"
+	done
+	echo "gid0=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0) $(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/0)"
+	echo "gid1=$(cat /sys/class/infiniband/rxe0/ports/1/gids/1) $(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/1)"
+} >"$OUT/vm-info.txt" 2>&1
+
+# bench-reduce: reduction vs memcpy throughput inside the VM.
+[ "$KCOLL_RANK" = 0 ] && "$TOP/build/bench/bench_reduce" >"$OUT/bench-reduce.txt" 2>&1
+
+# Every rank runs the same loop; rank 0 alone runs the MPI contenders
+# (mpirun starts the other ranks' processes through dropbear), and at the
+# start of a phase that needs every node it posts go.REP.PHASE in the run
+# directory, which the other ranks wait for.  No ssh handshake (slow in an
+# emulated CPU) is in the way of perftest or coll-perf.
+sync_phase() { # NAME
+	local f=$R/go.$1
+	if [ "$KCOLL_RANK" = 0 ]; then
+		: >"$f"
+	else
+		while [ ! -e "$f" ]; do sleep 0.2; done
+	fi
+}
+
+# perftest between node PEER (server, odd node) and this node (client,
+# even node): node0->node1 and node2->node3 at once, every size of the
+# tool's -a sweep (2 B..8 MiB) in one connection, then 32 MiB alone.
+perf_node() { # TOOL OUTPREFIX ARGS...
+	local tool=$1 pre=$2 node=${KCOLL_NODE:?} peer
+	shift 2
+	if ((node % 2)); then
+		"$tool" -d rxe0 -x 1 -F "$@" >"$pre.server.$node.txt" 2>&1
+	else
+		peer=node$((node + 1))
+		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+			sleep 1
+			"$tool" -d rxe0 -x 1 -F "$@" "$peer" >"$pre.pair$((node / 2)).txt" 2>&1 && break
+		done
+	fi
+}
+
+run_link() {
+	local d=$1
+	perf_node ib_write_bw "$d/write_bw.all" -a -n 10
+	((max > 8 << 20)) && perf_node ib_write_bw "$d/write_bw.$max" -s "$max" -n 3
+	# Latency of the smallest size (the 8 B target) and of 32 KiB; -a
+	# would ping-pong up to 8 MiB, minutes under emulation.
+	perf_node ib_send_lat "$d/send_lat.8" -s 8 -n 100
+	perf_node ib_send_lat "$d/send_lat.32768" -s 32768 -n 20
+}
+
+run_mpi() { # DIR NAME ARGS...
+	local d=$1 name=$2
+	shift 2
+	[ "$KCOLL_RANK" = 0 ] || return 0
+	"${mpi_common[@]}" "$@" "$MPI_BENCH" -b 8 -e "$MAXB" -f 4 -n "$ITERS" -w 1 -B "$BUDGET" \
+		>"$d/$name.txt" 2>&1 || log "$name failed (rc $?)"
+}
+
+# coll-perf on every rank, in two bands (iterations per size are fixed
+# per invocation).  Only rank 0 keeps the output.
+coll_perf() { # DIR NAME OP ALGO
+	local d=$1 name=$2 op=$3 algo=$4 band lo hi n out=/dev/null json=()
+	for band in small large; do
+		if [ $band = small ]; then lo=8 hi=128K n=$ITERS; else lo=512K hi=$MAXB n=1; fi
+		((max < $(numfmt --from=iec $lo))) && continue
+		((max < $(numfmt --from=iec "$hi"))) && hi=$MAXB
+		if [ "$KCOLL_RANK" = 0 ]; then
+			out=$d/$name.$band.txt
+			json=(-J "$d/$name.$band.json")
+		fi
+		# Automatic selection: no KCOLL_ALGO at all (the sysfs default).
+		env ${algo:+"KCOLL_ALGO=$algo"} "$COLL_PERF" -t "$op" -b $lo -e "$hi" -f 4 -n "$n" -w 1 -c 1 \
+			"${json[@]}" >"$out" 2>&1 || log "$name $band failed (rc $?)"
+	done
+}
+
+run_kcoll() {
+	local op
+	for op in $OPS; do coll_perf "$1" "kcoll.auto.$op" "$op" ""; done
+}
+
+# kcoll AllReduce with other module defaults (BENCH_TUNE, "attr=value ..."
+# of /sys/class/misc/kcoll/), written on every node before the phase and
+# restored after it.  Every rank must have written before any creates its
+# communicator (chunk_bytes is checked at connection time): a file barrier.
+all_ranks() { # NAME
+	local i
+	: >"$R/$1.$KCOLL_RANK"
+	for ((i = 0; i < NN; i++)); do
+		while [ ! -e "$R/$1.$i" ]; do sleep 0.2; done
+	done
+}
+
+run_tuned() {
+	local d=$1 kv old=()
+	[ -n "$TUNE" ] || return 0
+	for kv in $TUNE; do
+		old+=("${kv%%=*}=$(cat "/sys/class/misc/kcoll/${kv%%=*}")")
+		echo "${kv#*=}" >"/sys/class/misc/kcoll/${kv%%=*}" || log "cannot set $kv"
+	done
+	all_ranks "tuned.$rep.set"
+	coll_perf "$d" "kcoll.tuned.allreduce" allreduce ""
+	all_ranks "tuned.$rep.run"
+	for kv in "${old[@]}"; do echo "${kv#*=}" >"/sys/class/misc/kcoll/${kv%%=*}"; done
+	all_ranks "tuned.$rep.restored"
+}
+
+run_forced() {
+	local a
+	for a in $ALGOS; do
+		coll_perf "$1" "kcoll.$a.allreduce" allreduce "level0:NA;level1:$a"
+	done
+}
+
+contenders=(link ucx tcp kcoll forced tuned)
+for ((rep = FIRST; rep < FIRST + REPS; rep++)); do
+	d=$OUT/rep$rep
+	mkdir -p "$d"
+	k=$(( (rep - 1) % ${#contenders[@]} ))
+	order=("${contenders[@]:k}" "${contenders[@]:0:k}")
+	for c in "${order[@]}"; do
+		t0=$(date +%s)
+		case $c in ucx|tcp) ;; *) sync_phase "$rep.$c" ;; esac
+		case $c in
+		link) run_link "$d" ;;
+		ucx) run_mpi "$d" mpi.ucx "${mpi_ucx[@]}" ;;
+		tcp) run_mpi "$d" mpi.tcp "${mpi_tcp[@]}" ;;
+		kcoll) run_kcoll "$d" ;;
+		forced) run_forced "$d" ;;
+		tuned) run_tuned "$d" ;;
+		esac
+		if [ "$KCOLL_RANK" = 0 ]; then
+			log "rep $rep $c: $(( $(date +%s) - t0 )) s"
+			echo "$c $(( $(date +%s) - t0 ))" >>"$d/walltime.txt"
+		fi
+	done
+done
+log "done"
