@@ -70,7 +70,8 @@ struct kcoll_tunables {
 };
 
 #define KCOLL_CHUNK_MIN		4096u
-#define KCOLL_CHUNK_MAX		BIT(20)
+/* A chunk goes out in one send of at most KCOLL_MAX_SGE pages (it may start mid-page). */
+#define KCOLL_CHUNK_MAX		((u32)((KCOLL_MAX_SGE - 1) * PAGE_SIZE))
 #define KCOLL_SLOTS_MIN		1u
 #define KCOLL_SLOTS_MAX		64u
 #define KCOLL_TIMEOUT_MIN	10u

@@ -177,27 +177,46 @@ static void kcoll_conn_destroy_qp(struct kcoll_conn *conn)
 	conn->kdev = NULL;
 }
 
+/* Send SGEs one chunk needs: a chunk starting mid-page spans one page more. */
+static u32 kcoll_chunk_sges(u32 chunk_bytes)
+{
+	return DIV_ROUND_UP(chunk_bytes, PAGE_SIZE) + 1;
+}
+
+/*
+ * Every chunk goes out in one send work request, so the device must take
+ * as many SGEs as a chunk can span.  Checked when the communicator binds
+ * its device (COMM_CREATE fails with EINVAL at once) and again for every
+ * QP, as a peer's connection may arrive on another device.
+ */
+static int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev)
+{
+	u32 need = kcoll_chunk_sges(comm->chunk_bytes);
+	u32 have = min_t(u32, dev->attrs.max_send_sge, KCOLL_MAX_SGE);
+
+	if (need <= have)
+		return 0;
+	pr_err("comm %llu: chunk_bytes %u needs %u SGEs per send, device %s takes %u: use at most %lu\n",
+	       comm->id, comm->chunk_bytes, need, dev_name(&dev->dev), have,
+	       (have - 1) * PAGE_SIZE);
+	return -EINVAL;
+}
+
 static int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 {
 	struct kcoll_comm *comm = conn->comm;
 	struct ib_qp_init_attr attr = {};
-	u32 need_sge;
 	int ret;
 
 	conn->kdev = kcoll_ibdev_get(id->device);
 	if (!conn->kdev)
 		return -ENODEV;
-	/* A chunk starting mid-page spans one page more than it fills. */
-	need_sge = DIV_ROUND_UP(comm->chunk_bytes, PAGE_SIZE) + 1;
-	conn->nsge = min_t(u32, id->device->attrs.max_send_sge, KCOLL_MAX_SGE);
-	if (need_sge > conn->nsge) {
-		pr_err("comm %llu: chunk_bytes %u needs %u SGEs, device %s has %u\n",
-		       comm->id, comm->chunk_bytes, need_sge,
-		       dev_name(&id->device->dev), conn->nsge);
+	ret = kcoll_check_dev_sges(comm, id->device);
+	if (ret) {
 		conn->kdev = NULL;
-		return -EINVAL;
+		return ret;
 	}
-	conn->nsge = need_sge;
+	conn->nsge = kcoll_chunk_sges(comm->chunk_bytes);
 	ret = kcoll_conn_alloc_queues(conn);
 	if (ret) {
 		conn->kdev = NULL;
@@ -486,6 +505,12 @@ int kcoll_listen(struct kcoll_comm *comm)
 		pr_info("comm %llu: cannot bind rank %u's address and port: %d\n",
 			comm->id, comm->rank, ret);
 		goto err;
+	}
+	/* Bound to one address, the id knows its device: check it now. */
+	if (id->device) {
+		ret = kcoll_check_dev_sges(comm, id->device);
+		if (ret)
+			goto err;
 	}
 	ret = rdma_listen(id, min_t(u32, comm->nranks, 128));
 	if (ret)
