@@ -49,10 +49,17 @@ static void kcoll_op_free(struct kcoll_task *op)
 	if (op->ex_ready)
 		kc_exec_destroy(&op->ex);
 	op->ex_ready = false;
+	/*
+	 * Drop every use first: an in-place operation on plain buffers has
+	 * one pinned mapping, owned through own[KC_BUF_SEND] and seen by
+	 * mr[KC_BUF_RECV] too (kcoll_map_bufs()).
+	 */
 	for (i = 0; i < KC_BUF_COUNT; i++) {
 		if (op->mr[i] && op->mr[i]->handle)
 			atomic_dec(&op->mr[i]->users);
 		op->mr[i] = NULL;
+	}
+	for (i = 0; i < KC_BUF_COUNT; i++) {
 		kcoll_mr_free(op->own[i]);
 		op->own[i] = NULL;
 	}
@@ -277,17 +284,20 @@ static void kcoll_comm_fail_work(struct work_struct *work)
 	mutex_unlock(&comm->lock);
 }
 
+/*
+ * A wait_event() condition: it runs with the task no longer running, so
+ * it may not sleep on comm->lock.  The writers change these fields under
+ * the lock and wake done_wq afterwards; the waiter re-checks after every
+ * wake-up, so a lockless snapshot is enough.
+ */
 static bool kcoll_comm_quiet(struct kcoll_comm *comm)
 {
-	bool quiet = true;
 	u32 i;
 
-	mutex_lock(&comm->lock);
-	for (i = 0; i < comm->nranks && !comm->dead; i++)
-		if (comm->conns[i].tx_busy)
-			quiet = false;
-	mutex_unlock(&comm->lock);
-	return quiet;
+	for (i = 0; i < comm->nranks && !READ_ONCE(comm->dead); i++)
+		if (READ_ONCE(comm->conns[i].tx_busy))
+			return false;
+	return true;
 }
 
 static void kcoll_comm_timeout_work(struct work_struct *work)
@@ -344,14 +354,10 @@ out:
 	return ret;
 }
 
+/* A wait_event() condition, lockless as kcoll_comm_quiet() is. */
 static bool kcoll_reap_ready(struct kcoll_comm *comm)
 {
-	bool ready;
-
-	mutex_lock(&comm->lock);
-	ready = !list_empty(&comm->done) || comm->nops == 0;
-	mutex_unlock(&comm->lock);
-	return ready;
+	return !list_empty_careful(&comm->done) || !READ_ONCE(comm->nops);
 }
 
 int kcoll_comm_reap(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max,
@@ -520,6 +526,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 				   tun->connect_timeout_ms;
 	comm->sel = tun->sel;
 	kcoll_tunables_model(tun, &comm->model);
+	comm->model.window = comm->slots;
 	comm->pid = task_tgid_nr(current);
 	ret = kcoll_check_chunk(comm->chunk_bytes) ?: kcoll_check_slots(comm->slots) ?:
 	      kcoll_check_timeout(comm->timeout_ms) ?:
