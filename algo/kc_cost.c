@@ -15,6 +15,7 @@ const struct kc_cost_model kc_cost_default = {
 		[KCOLL_LEVEL2] = { .alpha = 5000000000ull, .beta = 40000, .gamma = 100000 },
 	},
 	.conv_q8 = 256,
+	.window = 8,
 };
 
 u64 kc_cost_add(u64 a, u64 b)
@@ -149,21 +150,50 @@ static u64 kc_cost_rhd(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
 	return KC_COST_INF;
 }
 
-/* NHR (2.4) and NB (2.5) share their formulas; Reduce = RS + Gather. */
+/*
+ * Latencies of a log-step phase whose round i (1..ceil(log2 p)) sends
+ * ceil(p / 2^i) blocks that are not contiguous, one message each: with W
+ * messages in flight per peer the round takes ceil(blocks / W) latencies
+ * (the executor sends the next message only when a slot frees).  The
+ * spec's ceil(log2 p) when there is no window.
+ */
+static u64 kc_cost_log_alphas(u64 p, u32 window)
+{
+	u64 a = 0, i, L = kc_clog2(p);
+
+	if (!window)
+		return L;
+	for (i = 1; i <= L; i++)
+		a += (((p + (1ull << i) - 1) >> i) + window - 1) / window;
+	return a;
+}
+
+/*
+ * NHR (2.4) and NB (2.5) share their formulas; Reduce = RS + Gather.
+ * Their phases that move one message per block pay the window
+ * (kc_cost_log_alphas()): NHR's ReduceScatter, AllGather, Scatter and
+ * Gather; NB's ReduceScatter, Scatter and Gather, also inside its
+ * AllReduce and Reduce (NB's AllGather sends contiguous runs).  NHR's
+ * AllReduce, Reduce and Broadcast do not (simulated with coll-sim's
+ * default executor: selftests/sim/test_select.c).
+ */
 static u64 kc_cost_nhr(u32 algo, u32 op, u64 p, u64 n, const struct kc_cost_link *l)
 {
-	u64 L = kc_clog2(p);
+	u64 L = kc_clog2(p), W = kc_cost_log_alphas(p, l->window);
+	bool nb = algo == KCOLL_ALGO_NB;
 
 	switch (op) {
 	case KCOLL_OP_SCATTER:
 	case KCOLL_OP_GATHER:
+		return kc_abg(l, W, n, p - 1, p, 0, 1);
 	case KCOLL_OP_ALLGATHER:
-		return kc_abg(l, L, n, p - 1, p, 0, 1);
+		return kc_abg(l, nb ? L : W, n, p - 1, p, 0, 1);
 	case KCOLL_OP_REDUCESCATTER:
-		return kc_abg(l, L, n, p - 1, p, p - 1, p);
+		return kc_abg(l, W, n, p - 1, p, p - 1, p);
 	case KCOLL_OP_ALLREDUCE:
+		return kc_abg(l, nb ? W + L : 2 * L, n, 2 * (p - 1), p, p - 1, p);
 	case KCOLL_OP_REDUCE:
-		return kc_abg(l, 2 * L, n, 2 * (p - 1), p, p - 1, p);
+		return kc_abg(l, nb ? 2 * W : 2 * L, n, 2 * (p - 1), p, p - 1, p);
 	case KCOLL_OP_BROADCAST:
 		/* NB: BroadcastNBBinary for p == 2 or under 64 KiB (alg_nb.c) */
 		if (algo == KCOLL_ALGO_NB && (p == 2 || n < 65536))
@@ -247,6 +277,7 @@ struct kc_cost_link kc_cost_level_link(const struct kc_cost_model *m, u32 lvl)
 
 	if (lvl >= KCOLL_LEVEL2)
 		l.beta = kc_cost_muldiv(l.beta, m->conv_q8, 256);
+	l.window = m->window;
 	return l;
 }
 
@@ -438,6 +469,34 @@ static u64 kc_cost_pipeline(const struct kc_topo *t, const struct kc_cost_model 
  * AHC_BROKE: blocks of n/m_min, one segment, larger groups' extra members
  * idle in the inter stage.
  */
+/* Units (ranks, or servers for planes) of AHC group h. */
+static u64 kc_cost_ahc_group(const struct kc_topo *t, u32 h, bool pods, u32 stride)
+{
+	u64 s = pods ? t->server_first[t->pod_first[h + 1]] - t->server_first[t->pod_first[h]] :
+		kc_topo_server_size(t, h);
+
+	return s / stride;
+}
+
+/*
+ * Intra phases a member of a group of s runs for ReduceScatter and
+ * AllGather: one per group's region (AHC), or ceil(m_h / s) windows of
+ * per-rank blocks per region of m_h blocks (AHC_BROKE), each followed by
+ * that many inter-group Ring phases, one per block it owns.
+ */
+static u64 kc_cost_ahc_windows(const struct kc_topo *t, u32 algo, u64 s, u32 G, bool pods,
+			       u32 stride)
+{
+	u64 w = 0;
+	u32 h;
+
+	if (algo != KCOLL_ALGO_AHC_BROKE)
+		return G;
+	for (h = 0; h < G; h++)
+		w += (kc_cost_ahc_group(t, h, pods, stride) + s - 1) / s;
+	return w;
+}
+
 static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo,
 		       u32 op, u64 n, const u32 *l0algo)
 {
@@ -468,10 +527,8 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 	in = kc_cost_level_link(m, intra_lv);
 	x = kc_cost_level_link(m, inter_lv);
 	for (h = 0; h < G; h++) {
-		u64 s = pods ? t->server_first[t->pod_first[h + 1]] -
-			       t->server_first[t->pod_first[h]] : kc_topo_server_size(t, h);
+		u64 s = kc_cost_ahc_group(t, h, pods, stride);
 
-		s /= stride;
 		mmin = kc_min_u64(mmin, s);
 		mmax = kc_max_u64(mmax, s);
 		for (i = 0; i < nsz && sz[i] != s; i++)
@@ -495,16 +552,26 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 	for (h = 0; h < nsz && h < ARRAY_SIZE(sz); h++) {
 		u64 s = sz[h], own = algo == KCOLL_ALGO_AHC_BROKE ? mmin : s;
 		u64 seg = algo == KCOLL_ALGO_AHC_BROKE ? 1 : (T + s - 1) / s;
-		u64 ci, cx;
-
+		u64 win = 1, xa = seg * (G - 1), ci, cx;
 		u64 red = op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST ? 0 : 1;
 
-		ci = kc_abg(&in, kc_clog2(s), n, s - 1, s, red * (s - 1), s);
+		if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) {
+			win = kc_cost_ahc_windows(t, algo, s, G, pods, stride);
+			/*
+			 * AHC_BROKE: one inter Ring phase per block owned,
+			 * each G - 1 hops long, one after the other: they
+			 * overlap but for the first one's hops.
+			 */
+			if (algo == KCOLL_ALGO_AHC_BROKE)
+				xa = win + G - 2;
+		}
+		ci = kc_abg(&in, win * kc_cost_log_alphas(s, in.window), n, s - 1, s,
+			    red * (s - 1), s);
 		if (op == KCOLL_OP_ALLREDUCE)
 			cx = kc_abg(&x, seg * 2 * (G - 1), n, 2 * (G - 1), (u64)G * own,
 				    G - 1, (u64)G * own);
 		else
-			cx = kc_abg(&x, seg * (G - 1), n, G - 1, own, red * (G - 1), own);
+			cx = kc_abg(&x, xa, n, G - 1, own, red * (G - 1), own);
 		worst_in = kc_max_u64(worst_in, ci);
 		worst_x = kc_max_u64(worst_x, cx);
 	}

@@ -27,11 +27,17 @@ struct kc_cost_link {
 	u64 alpha;	/* fs */
 	u64 beta;	/* fs per byte */
 	u64 gamma;	/* fs per byte */
+	u32 window;	/* the model's window (struct kc_cost_model) */
 };
 
 struct kc_cost_model {
 	struct kc_cost_link lv[KCOLL_LEVEL_COUNT];
 	u32 conv_q8;	/* convergence ratio C of level 2, in 1/256 (256 = 1) */
+	/*
+	 * Messages in flight per peer (kc_exec_cfg.window: the module's
+	 * slots); 0 for no limit, as in the simulator's conformance mode.
+	 */
+	u32 window;
 };
 
 /* The model used when a configuration names none. */

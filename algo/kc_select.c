@@ -28,23 +28,29 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
 }
 
 /*
- * May selection rank AHC and AHC_BROKE for @op on @t by kc_cost_ahc()?
- * Its model is checked against the simulator for AllReduce (within 2.5x,
- * never above: selftests/sim/test_ahc_cost; regret within 5% on
- * bench-select's pods).  For the other ops it underestimates by up to
- * 12x when the groups are planes of multi-rank servers or have sizes
- * that do not divide the largest (segments run in rounds of their own,
- * a convoy the model does not see), which picked AHC at up to 4x the
- * best time (bench_select -o reducescatter -t pods): there they run only
- * when configured.  Where the sizes divide (64+128 one-rank servers)
- * AHC wins at large sizes and stays a candidate.
+ * May selection rank @algo (AHC or AHC_BROKE) for @op on @t by
+ * kc_cost_ahc()?  Its model is checked against the simulator for
+ * AllReduce (within 2.5x, never above: selftests/sim/test_ahc_cost;
+ * regret within 5% on bench-select's pods).  For the other ops:
+ *  - AHC's LCM segments run in rounds of their own, a convoy the model
+ *    does not see, and how many there are depends on the count: on
+ *    64+128 one-rank servers ReduceScatter is 1.4-2.7x its model
+ *    whenever the per-rank count is odd, while AHC_BROKE, within 1% of
+ *    its model there, is never more than 3.3% slower than AHC at its
+ *    best (bench_select -o reducescatter -t pods).  So AHC runs them
+ *    only when configured.
+ *  - AHC_BROKE's model holds on one-rank servers whose group sizes all
+ *    divide the largest; on planes of multi-rank servers or other sizes
+ *    it underestimates up to 8x and runs only when configured.
  */
-static bool kc_select_ahc_modelled(const struct kc_topo *t, u32 op)
+static bool kc_select_ahc_modelled(const struct kc_topo *t, u32 op, u32 algo)
 {
 	u32 g, ng = t->npods > 1 ? t->npods : t->nservers, big = 0, sz;
 
 	if (op == KCOLL_OP_ALLREDUCE)
 		return true;
+	if (algo != KCOLL_ALGO_AHC_BROKE)
+		return false;
 	if (t->npods > 1 && t->server_size != 1)
 		return false;
 	for (g = 0; g < ng; g++) {
@@ -78,7 +84,7 @@ u64 kc_select_cfg(const struct kc_topo *t, const struct kc_op_desc *op,
 
 		if (!kc_algo_supports(kc_algo_get(whole[i]), op->op))
 			continue;
-		if (whole[i] != KCOLL_ALGO_PIPELINE && !kc_select_ahc_modelled(t, op->op))
+		if (whole[i] != KCOLL_ALGO_PIPELINE && !kc_select_ahc_modelled(t, op->op, whole[i]))
 			continue;
 		c.algo[KCOLL_LEVEL1] = whole[i];
 		cost = kc_cost_resolve(t, op->op, n, &c, m, &r);

@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 		m.lv[0] = (struct sim_level){ 1e-6, 2e-11, 1e-11 };
 		m.lv[1] = (struct sim_level){ 5e-6, 4e-11, 1e-11 };
 		m.lv[2] = m.lv[1];
-		sim_cost_model(&m, &cm);
+		sim_conformance_model(&m, &cm);
 		if (kc_topo_init_pods(&t, g->npods, g->pods, g->k))
 			return 1;
 		for (b = 8; b <= maxb; b *= factor) {

@@ -826,9 +826,9 @@ int main(int argc, char **argv)
 		return rc;
 	o.m.rendezvous = o.conformance;
 	o.m.symmetry = !o.nosym;
-	sim_cost_model(&o.m, &x.cm);
 	x.ec = o.conformance ? sim_conformance_cfg() :
 	       (struct kc_exec_cfg){ .chunk_bytes = o.chunk, .window = o.window, .op_seq = 1 };
+	sim_cost_model(&o.m, &x.ec, &x.cm);
 	if (x.ec.chunk_bytes < 8 || (!x.ec.window && !o.conformance)) {
 		fprintf(stderr, "coll-sim: --chunk must be >= 8 and --window >= 1\n");
 		return 2;

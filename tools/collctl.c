@@ -562,6 +562,11 @@ static int sysfs_model(const struct ctl *c, struct kc_cost_model *m)
 	if (ret)
 		return ret;
 	m->conv_q8 = (u32)((strtoul(val, NULL, 10) * 256 + 50) / 100);
+	/* the executor's window is the slots per peer, as in the module */
+	ret = read_attr(c, "slots", val, sizeof(val));
+	if (ret)
+		return ret;
+	m->window = (u32)strtoul(val, NULL, 10);
 	return 0;
 }
 
@@ -682,6 +687,7 @@ static int explain_from_comm(const struct ctl *c, const struct explain_opts *o, 
 		cfg->algo[l] = comm.algos[op].algo[l];
 	}
 	m->conv_q8 = comm.conv_q8;
+	m->window = comm.slots;
 	cfg->pipe_bytes = comm.algos[op].pipe_bytes;
 	*rank = o->has_rank ? o->rank : comm.rank;
 	cc_comm_release(&comm);

@@ -488,7 +488,8 @@ TEST(explain_without_the_module_uses_the_builtin_model)
 }
 
 /* Write a fake sysfs directory with the link model attributes. */
-static int fake_sysfs(const char *dir, unsigned int alpha_ns, unsigned int gbps)
+static int fake_sysfs(const char *dir, unsigned int alpha_ns, unsigned int gbps,
+		      unsigned int slots)
 {
 	static const char *const f[] = { "alpha_ns", "gbps", "reduce_gbps" };
 	char path[512];
@@ -513,6 +514,12 @@ static int fake_sysfs(const char *dir, unsigned int alpha_ns, unsigned int gbps)
 		return -1;
 	fprintf(o, "100\n");
 	fclose(o);
+	snprintf(path, sizeof(path), "%s/slots", dir);
+	o = fopen(path, "w");
+	if (!o)
+		return -1;
+	fprintf(o, "%u\n", slots);
+	fclose(o);
 	snprintf(path, sizeof(path), "%s/algo", dir);
 	o = fopen(path, "w");
 	if (!o)
@@ -529,14 +536,14 @@ TEST(explain_takes_the_link_model_from_sysfs)
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	/* the defaults in sysfs units: the same choice as the built-in model */
-	ASSERT_EQ(0, fake_sysfs(dir, 5000, 200));
+	ASSERT_EQ(0, fake_sysfs(dir, 5000, 200, 8));
 	snprintf(args, sizeof(args), "-S %s explain --op reduce --bytes 4M --ranks 8", dir);
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "level1   NA          NHR")) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "link model: /tmp/test_collctl.")) TH_LOG("%s", r.out);
 	/* 10 ms latency, 1 Pbit/s: latency-bound, the tree wins (selftests/sim/test_model) */
-	ASSERT_EQ(0, fake_sysfs(dir, 10000000, 1000000));
+	ASSERT_EQ(0, fake_sysfs(dir, 10000000, 1000000, 8));
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "level1   NA          tree")) TH_LOG("%s", r.out);
@@ -545,6 +552,19 @@ TEST(explain_takes_the_link_model_from_sysfs)
 		 "--algo level1:ring", dir);
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_NE(NULL, strstr(r.out, "level1   ring        ring")) TH_LOG("%s", r.out);
+	/*
+	 * slots is the executor's window: with 8 in flight NHR's 64 blocks
+	 * of its first round take 8 latencies and RHD's halves win; with 64
+	 * NHR ties RHD and comes first
+	 */
+	ASSERT_EQ(0, fake_sysfs(dir, 5000, 200, 8));
+	snprintf(args, sizeof(args), "-S %s explain --op reducescatter --bytes 4K --ranks 128",
+		 dir);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "level1   NA          H-D_R")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, fake_sysfs(dir, 5000, 200, 64));
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "level1   NA          NHR")) TH_LOG("%s", r.out);
 	snprintf(args, sizeof(args), "rm -rf %s", dir);
 	EXPECT_EQ(0, system(args));
 }

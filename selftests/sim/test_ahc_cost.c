@@ -69,7 +69,7 @@ static int ratio(const struct ahc_case *c, double conv, u32 algo, u32 op, u64 n,
 	d.count = n / 4;
 	if (op != KCOLL_OP_ALLREDUCE)
 		d.count /= t.nranks;
-	sim_cost_model(&m, &cm);
+	sim_conformance_model(&m, &cm);
 	*model = (double)kc_cost_op(&t, op, kc_cost_bytes(&d, t.nranks), &cfg, &cm) / 1e15;
 	ret = sim_op(&t, &d, &cfg, &m, &ec, &res, NULL, NULL, 0, NULL, 0);
 	*sim = res.time;

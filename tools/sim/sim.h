@@ -130,8 +130,11 @@ int sim_op(const struct kc_topo *t, const struct kc_op_desc *op, const struct kc
 	   const struct sim_model *m, const struct kc_exec_cfg *ec, struct sim_result *res,
 	   u32 algo[KCOLL_LEVEL_COUNT], char *note, u32 notelen, char *err, u32 errlen);
 
-/* The same model in kc_cost's fixed point. */
+/* The same model in kc_cost's fixed point, for an executor of @ec's window. */
 struct kc_cost_model;
-void sim_cost_model(const struct sim_model *m, struct kc_cost_model *out);
+void sim_cost_model(const struct sim_model *m, const struct kc_exec_cfg *ec,
+		    struct kc_cost_model *out);
+/* sim_cost_model() for sim_conformance_cfg()'s executor (no window). */
+void sim_conformance_model(const struct sim_model *m, struct kc_cost_model *out);
 
 #endif /* KC_SIM_H */

@@ -170,7 +170,8 @@ static u64 sim_fs(double s)
 	return fs >= 1.8e19 ? KC_COST_INF : (u64)llround(fs);
 }
 
-void sim_cost_model(const struct sim_model *m, struct kc_cost_model *out)
+void sim_cost_model(const struct sim_model *m, const struct kc_exec_cfg *ec,
+		    struct kc_cost_model *out)
 {
 	u32 l;
 
@@ -180,4 +181,12 @@ void sim_cost_model(const struct sim_model *m, struct kc_cost_model *out)
 		out->lv[l].gamma = sim_fs(m->lv[l].gamma);
 	}
 	out->conv_q8 = (u32)llround(m->conv * 256);
+	out->window = ec->window;
+}
+
+void sim_conformance_model(const struct sim_model *m, struct kc_cost_model *out)
+{
+	struct kc_exec_cfg ec = sim_conformance_cfg();
+
+	sim_cost_model(m, &ec, out);
 }
