@@ -533,8 +533,9 @@ KC_MODULES = $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),modu
 KC_T := $(OBJDIR)/selftests/kcoll
 KC_ASYM_PODS := 1,3
 ASYM_ALGOS := auto,pipeline,ahc,ahc_broke
-KC_FAULT_RUN = $(KCOLL_VM) run -n 3 -t 600 --kernel $$v --module $$ko --rmmod \
-	-e KCOLL_FAULT_EXPECT=ECONNRESET,ETIMEDOUT
+KC_FAULT_TIMEOUT = 600
+KC_FAULT_RUN = $(KCOLL_VM) run -n 3 -t $(KC_FAULT_TIMEOUT) --kernel $$v --module $$ko --rmmod \
+	$(KC_FAULT_EXTRA) -e KCOLL_FAULT_EXPECT=ECONNRESET,ETIMEDOUT
 KC_FAULT_MARK := from=0,marker=kcoll-fault: running
 KC_FAULTS = echo "=== check-vm $$v: a rank killed mid-AllReduce"; \
 	$(KC_FAULT_RUN) -f 'kill-rank:rank=2,$(KC_FAULT_MARK)' -- $(KC_T)/kcoll_fault; \
@@ -822,19 +823,23 @@ check: deps
 #      once, cached in ~/.cache/kcoll/ by source version and config hash
 #      (`make debug-kernel` does only this step);
 #   2. kcoll.ko against that tree, in build/kmod-debug/;
-#   3. kcoll_test on 4 VMs and the kill-rank fault test on 3 VMs of that
-#      kernel; every VM sets a kmemleak baseline after loading the module
-#      and, once its ranks exited, unloads it and fails on any leak
+#   3. the check-vm suite on 4 VMs of that kernel (every operation x
+#      algorithm at kcoll_matrix's small sizes: its 1 MiB sweep would take
+#      hours at debug speed; kcoll_test's 64 MiB AllReduce and Broadcast
+#      still run), then check-vm's three faults on 3 VMs.  Every VM sets
+#      a kmemleak baseline after loading the module and, once its ranks
+#      exited, unloads it and fails on any leak
 #      attributed to kcoll (selftests/kcoll/kmemleak-check.sh); the runner
 #      fails on any KASAN/lockdep/UBSAN/atomic-sleep/WARNING report on a
 #      console.  The debug kernel is several times slower under TCG: 1 GiB
-#      per VM and four times check-vm's time limits.
+#      per VM, operations time out after 15 min instead of 1, and longer
+#      run limits.
 DEBUG_KCONFIG := $(TOP)/selftests/kcoll/debug-kernel.config
 DEBUG_KBUILD := $(TOP)/selftests/kcoll/build-debug-kernel.sh
 DEBUG_KMOD := $(BUILD)/kmod-debug
 DEBUG_KMEMLEAK := $(TOP)/selftests/kcoll/kmemleak-check.sh
-DEBUG_TIMEOUT_SUITE ?= 4800
-DEBUG_TIMEOUT_FAULT ?= 2400
+DEBUG_TIMEOUT_SUITE ?= 5400
+DEBUG_TIMEOUT_FAULT ?= 1200
 DEBUG_VM_ARGS = --mem 1024 --rmmod --setup '$(DEBUG_KMEMLEAK) --baseline' \
 	--post '$(DEBUG_KMEMLEAK) kcoll'
 
@@ -851,22 +856,20 @@ module-debug:
 	$(call kc_sync,$(DEBUG_KMOD)); \
 	$(MAKE) $(KC_KJOBS) --no-print-directory -C $$tree M=$(DEBUG_KMOD) modules
 
+check-debug: KC_FAULT_TIMEOUT = $(DEBUG_TIMEOUT_FAULT)
+check-debug: KC_FAULT_EXTRA = $(DEBUG_VM_ARGS)
 check-debug: kcoll-tests
 	@set -e; t0=$$(date +%s); \
 	tree=$$($(DEBUG_KBUILD) $(DEBUG_KCONFIG)); \
 	echo "=== check-debug: kernel $$tree ready after $$(($$(date +%s) - t0)) s"; \
 	$(call kc_sync,$(DEBUG_KMOD)); \
 	$(MAKE) $(KC_KJOBS) --no-print-directory -C $$tree M=$(DEBUG_KMOD) modules; \
-	t1=$$(date +%s); \
+	t1=$$(date +%s); v=$$tree; ko=$(DEBUG_KMOD)/kcoll.ko; \
 	echo "=== check-debug: kselftests on 4 VMs"; \
-	$(KCOLL_VM) run -n 4 -t $(DEBUG_TIMEOUT_SUITE) --kernel $$tree \
-		--module $(DEBUG_KMOD)/kcoll.ko $(DEBUG_VM_ARGS) -- \
-		$(OBJDIR)/selftests/kcoll/kcoll_test; \
-	echo "=== check-debug: a rank killed mid-AllReduce"; \
-	$(KCOLL_VM) run -n 3 -t $(DEBUG_TIMEOUT_FAULT) --kernel $$tree \
-		--module $(DEBUG_KMOD)/kcoll.ko $(DEBUG_VM_ARGS) \
-		-f 'kill-rank:rank=2,from=0,marker=kcoll-fault: running' -- \
-		$(OBJDIR)/selftests/kcoll/kcoll_fault; \
+	$(KCOLL_VM) run -n 4 -t $(DEBUG_TIMEOUT_SUITE) --kernel $$v --module $$ko $(DEBUG_VM_ARGS) \
+		-e KCOLL_MATRIX_SIZES=small -e KCOLL_TEST_TIMEOUT_MS=900000 -- \
+		$(TOP)/selftests/kcoll/run-suite.sh $(KCOLL_SUITE:%=$(KC_T)/%); \
+	$(KC_FAULTS) \
 	t2=$$(date +%s); \
 	echo "=== check-debug: passed in $$((t2 - t0)) s ($$((t2 - t1)) s in VMs)"
 # <<< issue9
