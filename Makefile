@@ -8,7 +8,7 @@
 #   make check       every test the project has (what CI runs)
 #   make check-algo  the user-space algorithm suite, every rank count up to
 #                    128 (SAN=1: ASan + UBSan; QUICK=1: up to 33, as in check)
-#   make demo        simulated 8-rank AllReduce (until the virtual cluster)
+#   make demo        4 VMs (Debian 6.1, soft-RoCE) run an AllReduce sweep through kcoll.ko
 #   make bench-plan  time and memory to build plans for 65,536 ranks
 #
 # When invoked by Kbuild (KERNELRELEASE set) this file defers to ./Kbuild.
