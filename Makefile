@@ -832,8 +832,8 @@ check: deps
 #      attributed to kcoll (selftests/kcoll/kmemleak-check.sh); the runner
 #      fails on any KASAN/lockdep/UBSAN/atomic-sleep/WARNING report on a
 #      console.  The debug kernel is several times slower under TCG: 1 GiB
-#      per VM, operations time out after 15 min instead of 1, and longer
-#      run limits.
+#      per VM, operations time out after 15 min instead of 1, connecting
+#      after 4 min instead of 30 s, and longer run limits.
 DEBUG_KCONFIG := $(TOP)/selftests/kcoll/debug-kernel.config
 DEBUG_KBUILD := $(TOP)/selftests/kcoll/build-debug-kernel.sh
 DEBUG_KMOD := $(BUILD)/kmod-debug
@@ -867,7 +867,8 @@ check-debug: kcoll-tests
 	t1=$$(date +%s); v=$$tree; ko=$(DEBUG_KMOD)/kcoll.ko; \
 	echo "=== check-debug: kselftests on 4 VMs"; \
 	$(KCOLL_VM) run -n 4 -t $(DEBUG_TIMEOUT_SUITE) --kernel $$v --module $$ko $(DEBUG_VM_ARGS) \
-		-e KCOLL_MATRIX_SIZES=small -e KCOLL_TEST_TIMEOUT_MS=900000 -- \
+		-e KCOLL_MATRIX_SIZES=small -e KCOLL_TEST_TIMEOUT_MS=900000 \
+		-e KCOLL_TEST_CONNECT_TIMEOUT_MS=240000 -- \
 		$(TOP)/selftests/kcoll/run-suite.sh $(KCOLL_SUITE:%=$(KC_T)/%); \
 	$(KC_FAULTS) \
 	t2=$$(date +%s); \

@@ -101,7 +101,7 @@ TEST(killed_mid_operation_unpins_and_peers_get_errors)
 	}
 	close(pfd[0]);
 	now = foll_pinned_settle(base, 10000);
-	EXPECT_EQ(base, now) TH_LOG("%lld pages still pinned", now - base);
+	EXPECT_GE(base, now) TH_LOG("%lld pages still pinned", now - base);
 }
 
 static int refcnt(void)

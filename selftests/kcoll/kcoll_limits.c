@@ -54,7 +54,7 @@ TEST(register_over_memlock_is_enomem_nothing_pinned)
 	reg.len = len;
 	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
 	EXPECT_EQ(ENOMEM, errno);
-	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	EXPECT_GE(pinned, foll_pinned_settle(pinned, 2000));
 	/* 64 KiB fit: two 32 KiB registrations, then not one page more. */
 	h1 = reg_buf(fd, p, 32 << 10);
 	EXPECT_NE(0, h1);
@@ -66,7 +66,7 @@ TEST(register_over_memlock_is_enomem_nothing_pinned)
 	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_MEM_REG, &reg));
 	EXPECT_EQ(ENOMEM, errno);
 	close(fd);
-	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	EXPECT_GE(pinned, foll_pinned_settle(pinned, 2000));
 	munmap(p, len);
 }
 
@@ -97,12 +97,12 @@ TEST(submit_plain_pointer_over_memlock_is_enomem)
 	s.recv.addr = (uintptr_t)rb;
 	EXPECT_EQ(-1, submit(fd, &s));
 	EXPECT_EQ(ENOMEM, errno);
-	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	EXPECT_GE(pinned, foll_pinned_settle(pinned, 2000));
 	/* Within the limit it runs. */
 	s.count = 4096;
 	ASSERT_EQ(0, submit(fd, &s)) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(0, wait_one(fd, &cpl));
-	EXPECT_EQ(pinned, foll_pinned_settle(pinned, 2000));
+	EXPECT_GE(pinned, foll_pinned_settle(pinned, 2000));
 	close(fd);
 }
 
