@@ -843,7 +843,7 @@ DEBUG_TIMEOUT_FAULT ?= 1200
 DEBUG_VM_ARGS = --mem 1024 --rmmod --setup '$(DEBUG_KMEMLEAK) --baseline' \
 	--post '$(DEBUG_KMEMLEAK) kcoll'
 
-.PHONY: check-debug debug-kernel module-debug debug-shellcheck
+.PHONY: check-debug check-debug-faults debug-kernel module-debug debug-shellcheck
 
 debug-kernel:
 	@$(DEBUG_KBUILD) $(DEBUG_KCONFIG)
@@ -856,8 +856,14 @@ module-debug:
 	$(call kc_sync,$(DEBUG_KMOD)); \
 	$(MAKE) $(KC_KJOBS) --no-print-directory -C $$tree M=$(DEBUG_KMOD) modules
 
-check-debug: KC_FAULT_TIMEOUT = $(DEBUG_TIMEOUT_FAULT)
-check-debug: KC_FAULT_EXTRA = $(DEBUG_VM_ARGS)
+check-debug check-debug-faults: KC_FAULT_TIMEOUT = $(DEBUG_TIMEOUT_FAULT)
+check-debug check-debug-faults: KC_FAULT_EXTRA = $(DEBUG_VM_ARGS)
+
+# Only the three faults on the debug kernel (check-debug runs them last).
+check-debug-faults: module-debug kcoll-tests
+	@set -e; v=$$($(DEBUG_KBUILD) $(DEBUG_KCONFIG)); ko=$(DEBUG_KMOD)/kcoll.ko; \
+	$(KC_FAULTS)
+
 check-debug: kcoll-tests
 	@set -e; t0=$$(date +%s); \
 	tree=$$($(DEBUG_KBUILD) $(DEBUG_KCONFIG)); \
