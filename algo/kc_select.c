@@ -34,11 +34,11 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
  * regret within 5% on bench-select's pods).  For the other ops:
  *  - AHC's LCM segments run in rounds of their own, a convoy the model
  *    does not see, and how many there are depends on the count: on
- *    64+128 one-rank servers ReduceScatter is 1.4-2.7x its model
- *    whenever the per-rank count is odd, while AHC_BROKE, within 1% of
- *    its model there, is never more than 3.3% slower than AHC at its
- *    best (bench_select -o reducescatter -t pods).  So AHC runs them
- *    only when configured.
+ *    64+128 one-rank servers its ReduceScatter takes 1.4-2.7x
+ *    AHC_BROKE's time whenever the per-rank count is odd, while
+ *    AHC_BROKE, within 1% of its model there, is never more than 3.3%
+ *    slower than AHC at its best (coll-sim -s 64,128 -k 1 -A
+ *    --conformance).  So AHC runs them only when configured.
  *  - AHC_BROKE's model holds on one-rank servers whose group sizes all
  *    divide the largest; on planes of multi-rank servers or other sizes
  *    it underestimates up to 8x and runs only when configured.
