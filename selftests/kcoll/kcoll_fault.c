@@ -43,13 +43,9 @@
 #include <unistd.h>
 
 #include "uapi/linux/kcoll.h"
-
-static unsigned int env_u32(const char *name, unsigned int def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? (unsigned int)strtoul(v, NULL, 0) : def;
-}
+/* Only for kcoll_util.h's helpers: this test is a plain program. */
+#include "kselftest_harness.h"
+#include "kcoll_util.h"
 
 static const struct { int err; const char *name; } errnames[] = {
 	{ ETIMEDOUT, "ETIMEDOUT" }, { ECONNRESET, "ECONNRESET" },
@@ -83,28 +79,6 @@ static int err_expected(int err, const char *list)
 	return 0;
 }
 
-/*
- * Pages pinned with FOLL_PIN, system-wide (kcoll pins every buffer so);
- * the per-CPU parts are folded in within a second or so.
- */
-static long long pinned_pages(void)
-{
-	long long acq = -1, rel = -1, v;
-	char name[64];
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", name, &v) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acq = v;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			rel = v;
-	}
-	fclose(f);
-	return acq < 0 || rel < 0 ? -1 : acq - rel;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -128,7 +102,7 @@ static int finish(int fd, float *data, size_t count, unsigned int rank, long lon
 		       expect && *expect ? expect : "any");
 	close(fd);
 	munmap(data, count * 4);
-	for (i = 0, now = pinned_pages(); now != base && i < 200; i++, now = pinned_pages())
+	for (i = 0, now = foll_pinned(); now != base && i < 200; i++, now = foll_pinned())
 		usleep(50000);
 	printf("kcoll-fault: rank %u: pinned pages %lld before, %lld after close\n", rank,
 	       base, now);
@@ -174,7 +148,7 @@ int main(void)
 		}
 	if (fnode && mynode && !strcmp(fnode, mynode))
 		expect = getenv("KCOLL_FAULT_EXPECT_NODE");
-	pin_base = pinned_pages();
+	pin_base = foll_pinned();
 	fd = open("/dev/kcoll", O_RDWR);
 	if (fd < 0) {
 		perror("kcoll-fault: /dev/kcoll");
@@ -204,7 +178,7 @@ int main(void)
 		perror("kcoll-fault: register");
 		return 1;
 	}
-	pin_reg = pinned_pages();
+	pin_reg = foll_pinned();
 	printf("kcoll-fault: rank %u: pinned pages %lld before, %lld registered\n", rank,
 	       pin_base, pin_reg);
 	/* /proc/vmstat lags by the per-CPU deltas not yet folded in: half. */
