@@ -230,6 +230,27 @@ static inline void sleep_ms(unsigned int ms)
 }
 
 /*
+ * Fold every CPU's pending vmstat deltas into the totals /proc/vmstat
+ * shows.  The kernel does that about once a second, or when a CPU's delta
+ * passes a small threshold (a few pages on the test VMs): unfolded, a
+ * one-page registration can show up a second late, and a baseline read
+ * before it shows up makes the registration look leaked.  Writing
+ * vm.stat_refresh needs root; unprivileged callers get the lazy totals
+ * (and foll_pinned_settle() waits for the kernel's own fold).
+ */
+static inline void vmstat_fold(void)
+{
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = write(fd, "1", 1);	/* failed: the lazy totals it is */
+	(void)n;
+	close(fd);
+}
+
+/*
  * Pages pinned with FOLL_PIN system-wide: the kernel's own counters
  * (/proc/vmstat, always present since 5.8).  kcoll pins every buffer that
  * way, so after a test this returns to its value before the test.
@@ -238,7 +259,10 @@ static inline long long foll_pinned(void)
 {
 	long long acq = -1, rel = -1, v;
 	char name[64];
-	FILE *f = fopen("/proc/vmstat", "r");
+	FILE *f;
+
+	vmstat_fold();
+	f = fopen("/proc/vmstat", "r");
 
 	if (!f)
 		return -1;
@@ -262,6 +286,23 @@ static inline long long foll_pinned_settle(long long base, unsigned int ms)
 	long long now = foll_pinned();
 
 	while (now > base && ms >= 50) {
+		sleep_ms(50);
+		ms -= 50;
+		now = foll_pinned();
+	}
+	return now;
+}
+
+/*
+ * Wait up to @ms for the pinned count to rise above @base: what an
+ * unprivileged caller (no vmstat_fold()) just pinned shows up with the
+ * kernel's next fold.
+ */
+static inline long long foll_pinned_above(long long base, unsigned int ms)
+{
+	long long now = foll_pinned();
+
+	while (now <= base && ms >= 50) {
 		sleep_ms(50);
 		ms -= 50;
 		now = foll_pinned();

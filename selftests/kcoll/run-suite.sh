@@ -6,7 +6,9 @@
 # same list in the same order), each with its own TAP output, and end with
 # one line per binary (its TAP counts and time) and a total.  Exits 1 if
 # any binary failed or skipped everything (exit 4: in the cluster the
-# module must be there).
+# module must be there).  A failed binary's summary line is followed by
+# its failed checks and "not ok" lines, so that the end of a long log (all
+# a CI report may keep) still says what failed.
 #
 #   kcoll-vm run -n 4 --module kcoll.ko -- selftests/kcoll/run-suite.sh \
 #       build/obj/selftests/kcoll/kcoll_badinput build/obj/selftests/kcoll/kcoll_test
@@ -43,6 +45,7 @@ for t in "$@"; do
 		failed=$((failed + 1))
 		rc=1
 		summary="$summary# $name: FAILED, exit $r, $counts (${took} s)
+$(grep -E '^# [^ ]+\.c:[0-9]+:|^not ok [0-9]' "$tap" | head -n 20 | sed 's/^/#   /')
 "
 	fi
 done
