@@ -56,8 +56,8 @@ static int bench_op(u32 op, u32 nranks, u32 reps, struct bench_topo *flat,
 	int fails = 0;
 	u32 a, i;
 
-	printf("# plan of rank 1 of %u ranks, %s of 1 GiB fp32, median of %u builds\n",
-	       nranks, kc_op_name(op), reps);
+	printf("# plan of rank 1 of %u ranks, %s%s, median of %u builds\n", nranks,
+	       kc_op_name(op), op == KCOLL_OP_BARRIER ? " (no data)" : " of 1 GiB fp32", reps);
 	printf("# records: what the compact plan stores; steps, rounds: its expansion\n");
 	printf("# %-10s %-13s %8s %9s %9s %7s %10s %10s\n", "algorithm", "topology",
 	       "records", "steps", "rounds", "peers", "plan KiB", "build us");
