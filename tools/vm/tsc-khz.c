@@ -6,12 +6,13 @@
  * PM timer it calibrates against are emulated: on a loaded host the
  * guest's calibration reads are delayed, it gives up ("Unable to
  * calibrate against PIT") or settles on a wild value, and a slow debug
- * kernel then boots many times slower or not at all.  kcoll-vm measures
- * the frequency here instead and boots debug kernels with tsc_early_khz=.
+ * kernel's clock then runs many times too fast.  kcoll-vm measures the
+ * frequency here instead and boots debug kernels with tsc_early_khz=.
  *
- * The TSC and CLOCK_MONOTONIC_RAW both count real time, so being
- * descheduled between two reads costs nothing but the reads' distance:
- * each sample brackets a 100 ms sleep, and the median of five is printed.
+ * The TSC and CLOCK_MONOTONIC_RAW both count real time, so a sample is
+ * off only by the time between its paired reads, however long the sleep
+ * between the pairs took: each sample brackets a 100 ms sleep, and the
+ * median of five is printed.
  * Exit 1 where there is no usable TSC (not x86, or the reads failed).
  */
 #define _GNU_SOURCE
