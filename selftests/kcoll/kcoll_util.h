@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +277,19 @@ static inline long long foll_pinned(void)
 	return acq < 0 || rel < 0 ? -1 : acq - rel;
 }
 
+/* Poll the pinned count every 50 ms for up to @ms while it is (not) above @base. */
+static inline long long foll_pinned_poll(long long base, unsigned int ms, bool rise)
+{
+	long long now = foll_pinned();
+
+	while ((now > base) != rise && ms >= 50) {
+		sleep_ms(50);
+		ms -= 50;
+		now = foll_pinned();
+	}
+	return now;
+}
+
 /*
  * Wait up to @ms for the pinned count to come back to @base or below: the
  * count is system-wide, and on a slow (debug) kernel a pin taken before
@@ -283,14 +297,7 @@ static inline long long foll_pinned(void)
  */
 static inline long long foll_pinned_settle(long long base, unsigned int ms)
 {
-	long long now = foll_pinned();
-
-	while (now > base && ms >= 50) {
-		sleep_ms(50);
-		ms -= 50;
-		now = foll_pinned();
-	}
-	return now;
+	return foll_pinned_poll(base, ms, false);
 }
 
 /*
@@ -300,14 +307,7 @@ static inline long long foll_pinned_settle(long long base, unsigned int ms)
  */
 static inline long long foll_pinned_above(long long base, unsigned int ms)
 {
-	long long now = foll_pinned();
-
-	while (now <= base && ms >= 50) {
-		sleep_ms(50);
-		ms -= 50;
-		now = foll_pinned();
-	}
-	return now;
+	return foll_pinned_poll(base, ms, true);
 }
 
 /*
