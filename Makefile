@@ -645,7 +645,7 @@ module-clean:
 DEB_PKGS := build-essential linux-headers-amd64 linux-headers-6.12-amd64 \
 	dwarves linux-source-6.1 libjson-c-dev libnl-genl-3-dev pkg-config \
 	gnuplot-nox sparse cppcheck dkms g++ $(VM_DEB_PACKAGES) \
-	bc bison flex libelf-dev libssl-dev
+	bc bison flex libelf-dev libssl-dev patch
 
 MODINFO ?= $(or $(shell command -v modinfo 2>/dev/null),/sbin/modinfo)
 KC_SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -820,8 +820,9 @@ check: deps
 # `make check` (CI time); run it before calling any kernel-side change done.
 #   1. selftests/kcoll/build-debug-kernel.sh builds Debian's linux-source-6.1
 #      with defconfig + kvm_guest.config + selftests/kcoll/debug-kernel.config
-#      once, cached in ~/.cache/kcoll/ by source version and config hash
-#      (`make debug-kernel` does only this step);
+#      and the upstream fixes in selftests/kcoll/debug-kernel-patches/
+#      once, cached in ~/.cache/kcoll/ by source version and a hash of
+#      config and patches (`make debug-kernel` does only this step);
 #   2. kcoll.ko against that tree, in build/kmod-debug/;
 #   3. the check-vm suite on 4 VMs of that kernel (every operation x
 #      algorithm at kcoll_matrix's small sizes: its 1 MiB sweep would take
@@ -835,24 +836,27 @@ check: deps
 #      per VM, operations time out after 15 min instead of 1, connecting
 #      after 4 min instead of 30 s, and longer run limits.
 DEBUG_KCONFIG := $(TOP)/selftests/kcoll/debug-kernel.config
+DEBUG_KPATCHES := $(sort $(wildcard $(TOP)/selftests/kcoll/debug-kernel-patches/*.patch))
 DEBUG_KBUILD := $(TOP)/selftests/kcoll/build-debug-kernel.sh
+# The script's arguments: what the kernel is built from.
+DEBUG_KINPUTS := $(DEBUG_KCONFIG) $(DEBUG_KPATCHES)
 DEBUG_KMOD := $(BUILD)/kmod-debug
 DEBUG_KMEMLEAK := $(TOP)/selftests/kcoll/kmemleak-check.sh
 DEBUG_TIMEOUT_SUITE ?= 5400
 DEBUG_TIMEOUT_FAULT ?= 1200
 DEBUG_VM_ARGS = --mem 1024 --rmmod --setup '$(DEBUG_KMEMLEAK) --baseline' \
-	--post '$(DEBUG_KMEMLEAK) kcoll'
+	--post '$(DEBUG_KMEMLEAK) kcoll' --boot-timeout 1200
 
 .PHONY: check-debug check-debug-faults debug-kernel module-debug debug-shellcheck
 
 debug-kernel:
-	@$(DEBUG_KBUILD) $(DEBUG_KCONFIG)
+	@$(DEBUG_KBUILD) $(DEBUG_KINPUTS)
 
 debug-shellcheck:
 	shellcheck $(DEBUG_KBUILD) $(DEBUG_KMEMLEAK)
 
 module-debug:
-	@set -e; tree=$$($(DEBUG_KBUILD) $(DEBUG_KCONFIG)); \
+	@set -e; tree=$$($(DEBUG_KBUILD) $(DEBUG_KINPUTS)); \
 	$(call kc_sync,$(DEBUG_KMOD)); \
 	$(MAKE) $(KC_KJOBS) --no-print-directory -C $$tree M=$(DEBUG_KMOD) modules
 
@@ -861,12 +865,12 @@ check-debug check-debug-faults: KC_FAULT_EXTRA = $(DEBUG_VM_ARGS)
 
 # Only the three faults on the debug kernel (check-debug runs them last).
 check-debug-faults: module-debug kcoll-tests
-	@set -e; v=$$($(DEBUG_KBUILD) $(DEBUG_KCONFIG)); ko=$(DEBUG_KMOD)/kcoll.ko; \
+	@set -e; v=$$($(DEBUG_KBUILD) $(DEBUG_KINPUTS)); ko=$(DEBUG_KMOD)/kcoll.ko; \
 	$(KC_FAULTS)
 
 check-debug: kcoll-tests
 	@set -e; t0=$$(date +%s); \
-	tree=$$($(DEBUG_KBUILD) $(DEBUG_KCONFIG)); \
+	tree=$$($(DEBUG_KBUILD) $(DEBUG_KINPUTS)); \
 	echo "=== check-debug: kernel $$tree ready after $$(($$(date +%s) - t0)) s"; \
 	$(call kc_sync,$(DEBUG_KMOD)); \
 	$(MAKE) $(KC_KJOBS) --no-print-directory -C $$tree M=$(DEBUG_KMOD) modules; \

@@ -1,15 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-debug-kernel.sh [--key] FRAGMENT
+# build-debug-kernel.sh [--key] FRAGMENT [PATCH...]
 #
 # Build (once) the sanitizer kernel of `make check-debug` and print the
 # path of its build tree on stdout.  The kernel is Debian's linux-source-6.1
-# configured with `defconfig kvm_guest.config` plus FRAGMENT
-# (selftests/kcoll/debug-kernel.config).  It is cached outside the work
-# tree, in $KCOLL_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/kcoll), in
-# debug-kernel-SRCVERSION-CONFIGHASH/: a new linux-source package or any
-# change to FRAGMENT builds a new tree, anything else reuses the old one.
+# with each PATCH applied (-p1, in the order given; see
+# selftests/kcoll/debug-kernel-patches/), configured with `defconfig
+# kvm_guest.config` plus FRAGMENT (selftests/kcoll/debug-kernel.config).
+# It is cached outside the work tree, in $KCOLL_CACHE (default
+# ${XDG_CACHE_HOME:-~/.cache}/kcoll), in debug-kernel-SRCVERSION-INPUTHASH/:
+# a new linux-source package or any change to FRAGMENT or to the patches
+# builds a new tree, anything else reuses the old one.
 # Older trees are removed once a new one is complete (each is ~3 GiB).
 #
 # --key   only print the cache directory's name, build nothing.
@@ -24,7 +26,9 @@ if [ "${1:-}" = --key ]; then
 	key_only=1
 	shift
 fi
-frag=${1:?usage: build-debug-kernel.sh [--key] FRAGMENT}
+frag=${1:?usage: build-debug-kernel.sh [--key] FRAGMENT [PATCH...]}
+shift
+patches=("$@")
 tar=${KCOLL_KSRC_TAR:-/usr/src/linux-source-6.1.tar.xz}
 cache=${KCOLL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kcoll}
 jobs=${KCOLL_JOBS:-$(nproc)}
@@ -36,8 +40,11 @@ die() {
 }
 [ -r "$frag" ] || die "cannot read config fragment $frag"
 frag=$(realpath "$frag")
+for p in "${patches[@]}"; do
+	[ -r "$p" ] || die "cannot read patch $p"
+done
 [ -r "$tar" ] || die "no kernel source $tar (apt-get install linux-source-6.1)"
-for t in bc bison flex make gcc; do
+for t in bc bison flex make gcc patch; do
 	command -v "$t" >/dev/null || die "$t not found (make deps)"
 done
 [ -e /usr/include/libelf.h ] || die "libelf.h not found (apt-get install libelf-dev)"
@@ -51,7 +58,8 @@ if pkg=$(dpkg-query -S "$tar" 2>/dev/null); then
 	srcver=$pkg-$(dpkg-query -W -f='${Version}' "$pkg")
 fi
 [ -n "$srcver" ] || srcver=tar-$(sha256sum "$tar" | cut -c1-16)
-cfghash=$(sha256sum "$frag" | cut -c1-16)
+# The key covers the fragment and the patches, in order.
+cfghash=$(cat "$frag" "${patches[@]}" | sha256sum | cut -c1-16)
 name=debug-kernel-$srcver-$cfghash
 if [ "$key_only" = 1 ]; then
 	echo "$name"
@@ -80,6 +88,11 @@ fail() {
 	die "$* (full log: $log)"
 }
 tar -xJf "$tar" -C "$tree" --strip-components=1 || die "cannot extract $tar"
+for p in "${patches[@]}"; do
+	echo "applying $p" >>"$log"
+	patch -d "$tree" -p1 --batch --forward <"$p" >>"$log" 2>&1 ||
+		fail "$p does not apply to $srcver"
+done
 kmake() { nice -n "$prio" make -C "$tree" "$@" >>"$log" 2>&1; }
 
 kmake defconfig kvm_guest.config || fail "defconfig kvm_guest.config failed"
