@@ -10,6 +10,9 @@
 #         node, and a rank failing on purpose: the runner must exit 1
 #   6.12: kill-vm requested by a rank through $KCOLL_FAULT_REQ: the peer
 #         must see its node go away and the runner must exit 0
+# Then one VM with a 2 s boot time limit, which no VM meets (they need
+# about 5 s): the runner must name the node and exit 5 at once, not wait
+# out its run limit.
 # Exit 0 when all checks pass, 4 when the runner cannot run here, else 1.
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -20,7 +23,7 @@ mkdir -p "$logs"
 cd "$top" || exit 1
 
 t0=$SECONDS
-rm -rf "$logs/run-6.1" "$logs/run-6.12"
+rm -rf "$logs/run-6.1" "$logs/run-6.12" "$logs/run-boot"
 "$vm" run -n 2 --kernel 6.1 -t "$timeout" -e SMOKE_MODE=rxe-kill --run-dir "$logs/run-6.1" \
 	-f 'kill-rank:rank=0,delay=1,from=0,marker=^smoke: waiting for kill-rank' \
 	-f 'rxe-del:node=1,from=1,marker=^smoke: waiting for rxe-del' \
@@ -35,9 +38,14 @@ rc61=$?
 wait $p612
 rc612=$?
 trap - TERM INT
+tb=$SECONDS
+"$vm" run -n 1 --kernel 6.1 -t "$timeout" --boot-timeout 2 --run-dir "$logs/run-boot" \
+	-- true >"$logs/boot.log" 2>&1
+rcboot=$?
+tb=$((SECONDS - tb))
 
-if [ $rc61 = 4 ] || [ $rc612 = 4 ]; then
-	cat "$logs/6.1.log" "$logs/6.12.log"
+if [ $rc61 = 4 ] || [ $rc612 = 4 ] || [ $rcboot = 4 ]; then
+	cat "$logs/6.1.log" "$logs/6.12.log" "$logs/boot.log"
 	echo "check-vm-smoke: SKIP (the runner cannot run here)"
 	exit 4
 fi
@@ -54,7 +62,7 @@ check() { # check NAME LOG CONDITION-COMMAND...
 	fi
 }
 has() { grep -qE -- "$2" "$1"; }
-L61=$logs/6.1.log L612=$logs/6.12.log
+L61=$logs/6.1.log L612=$logs/6.12.log LB=$logs/boot.log
 
 echo "== check-vm-smoke: 6.1 cluster (exit $rc61)"
 sed -n 's/^kcoll-vm: \[[0-9.]*s\] all 2 nodes ready:/  boot:/p' "$L61"
@@ -79,9 +87,15 @@ check "6.12: the surviving rank saw node1 go" has "$L612" '^\[rank 0\] smoke: no
 check "6.12: node1's rank reported lost (accepted)" has "$L612" 'rank 1 \(node1\): lost, VM killed by fault kill-vm'
 check "6.12: runner exit status 0" test "$rc612" = 0
 
+echo "== check-vm-smoke: boot time limit (exit $rcboot after $tb s)"
+check "boot limit: node0 reported not ready" has "$LB" 'node0: not ready after 2 s \(--boot-timeout\)'
+check "boot limit: its console named" has "$LB" 'node0: last console lines:'
+check "boot limit: runner exit status 5" test "$rcboot" = 5
+check "boot limit: ended within 60 s, not at -t $timeout" test "$tb" -lt 60
+
 echo "== check-vm-smoke: $((SECONDS - t0)) s, logs in $logs"
 if ((fails)); then
-	for f in "$L61" "$L612"; do
+	for f in "$L61" "$L612" "$LB"; do
 		echo "---- $f"
 		cat "$f"
 	done
