@@ -71,8 +71,9 @@ report=$(cat "$KL") || die "cannot read $KL"
 # One report: "unreferenced object 0x... (size N):", comm, hex dump,
 # "backtrace:" and one "[<hash>] symbol+off/len [module]" line per frame.
 attributed=$(awk -v mod="$mod" '
+	# Only report blocks count: an empty report is one empty line.
 	function flush() {
-		if (block != "") {
+		if (block ~ /^unreferenced object/) {
 			total++
 			if (hit) { mine++; printf "%s", block }
 		}
