@@ -232,17 +232,39 @@ static u64 kc_cost_pairwise(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
  * Double binary tree, unpipelined: about L levels up and down, an inner
  * node taking n/2 from each of two children through its port.
  */
+/*
+ * Tree (spec 5.1) as alg_tree.c builds it, one piece per half: D =
+ * ceil(log2 p) rounds, each moving both halves (n) through the busiest
+ * port, except where the deepest level is too thin to be busy.  In
+ * Broadcast that is p = 2^(D-1) + 1: its one deepest member gets a half
+ * from each tree in the last round.  In Reduce, with tree 2 rotated, the
+ * last round of the up sweep moves only a half through every port while
+ * p <= 2^D - 3 (and p = 3).  Exact against the simulator (conformance mode) for
+ * p = 2..300: selftests/sim/test_tree_cost.c.
+ */
 static u64 kc_cost_tree(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
 {
 	u64 L = kc_clog2(p);
+	bool thin_bc = p > 2 && p == (1ULL << (L - 1)) + 1;
+	bool thin_red = p == 3 || (p > 2 && p <= (1ULL << L) - 3);
 
 	switch (op) {
 	case KCOLL_OP_ALLREDUCE:
 		return kc_abg(l, 2 * L, n, 2 * L, 1, L, 1);
 	case KCOLL_OP_BROADCAST:
-		return kc_abg(l, L, n, L, 1, 0, 1);
+		return kc_abg(l, L, n, 2 * L - thin_bc, 2, 0, 1);
 	case KCOLL_OP_REDUCE:
-		return kc_abg(l, L, n, L, 1, L, 1);
+		if (kc_is_pow2(p))
+			return kc_abg(l, L, n, L, 1, L, 1);
+		/*
+		 * A half is reduced in every round but one; when the last
+		 * round is full, the path through it reduces only D / 2:
+		 * two paths, the longer counts.
+		 */
+		if (thin_red)
+			return kc_abg(l, L, n, 2 * L - 1, 2, 2 * L - 1, 2);
+		return kc_max_u64(kc_abg(l, L, n, 2 * L - 1, 2, 2 * L - 1, 2),
+				  kc_abg(l, L, n, L, 1, L, 2));
 	case KCOLL_OP_BARRIER:
 		return kc_abg(l, 2 * L, 0, 0, 1, 0, 1);
 	}
@@ -515,8 +537,11 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 		struct kc_cost_lv l0 = { t->server_size, KCOLL_LEVEL0,
 					 kc_cost_level_link(m, KCOLL_LEVEL0), false };
 
-		u32 down = op == KCOLL_OP_ALLGATHER ? KCOLL_OP_ALLGATHER : KCOLL_OP_REDUCESCATTER;
-		u32 up = op == KCOLL_OP_ALLREDUCE ? KCOLL_OP_ALLGATHER : KC_NOOP;
+		/* the stage inside servers that kc_ahc.c puts around the planes */
+		u32 down = op == KCOLL_OP_ALLGATHER ? KCOLL_OP_ALLGATHER :
+			   op == KCOLL_OP_BROADCAST ? KCOLL_OP_SCATTER : KCOLL_OP_REDUCESCATTER;
+		u32 up = op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_BROADCAST ? KCOLL_OP_ALLGATHER :
+			 op == KCOLL_OP_REDUCE ? KCOLL_OP_GATHER : KC_NOOP;
 
 		stride = t->server_size;
 		c = kc_cost_pick(*l0algo, down, up, n, &l0, NULL);

@@ -31,7 +31,10 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
  * May selection rank @algo (AHC or AHC_BROKE) for @op on @t by
  * kc_cost_ahc()?  Its model is checked against the simulator for
  * AllReduce (within 2.5x, never above: selftests/sim/test_ahc_cost;
- * regret within 5% on bench-select's pods).  For the other ops:
+ * regret within 5% on bench-select's pods) and for Broadcast and Reduce
+ * (0.8x to 2.1x; the intra stage inside servers around the planes is
+ * Scatter + AllGather and ReduceScatter + Gather, as kc_ahc.c runs it).
+ * For ReduceScatter and AllGather:
  *  - AHC's LCM segments run in rounds of their own, a convoy the model
  *    does not see, and how many there are depends on the count: on
  *    64+128 one-rank servers its ReduceScatter takes 1.4-2.7x
@@ -47,7 +50,7 @@ static bool kc_select_ahc_modelled(const struct kc_topo *t, u32 op, u32 algo)
 {
 	u32 g, ng = t->npods > 1 ? t->npods : t->nservers, big = 0, sz;
 
-	if (op == KCOLL_OP_ALLREDUCE)
+	if (op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE)
 		return true;
 	if (algo != KCOLL_ALGO_AHC_BROKE)
 		return false;
