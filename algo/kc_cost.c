@@ -229,18 +229,17 @@ static u64 kc_cost_pairwise(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
 }
 
 /*
- * Double binary tree, unpipelined: about L levels up and down, an inner
- * node taking n/2 from each of two children through its port.
- */
-/*
- * Tree (spec 5.1) as alg_tree.c builds it, one piece per half: D =
- * ceil(log2 p) rounds, each moving both halves (n) through the busiest
- * port, except where the deepest level is too thin to be busy.  In
- * Broadcast that is p = 2^(D-1) + 1: its one deepest member gets a half
- * from each tree in the last round.  In Reduce, with tree 2 rotated, the
- * last round of the up sweep moves only a half through every port while
- * p <= 2^D - 3 (and p = 3).  Exact against the simulator (conformance mode) for
- * p = 2..300: selftests/sim/test_tree_cost.c.
+ * Double binary tree (spec 5.1) as alg_tree.c builds it, unpipelined (one
+ * piece per half): D = ceil(log2 p) rounds, each moving both halves (n)
+ * through the busiest port, except where the deepest level is too thin
+ * to be busy.  In Broadcast that is p = 2^(D-1) + 1: its one deepest
+ * member gets a half from each tree in the last round.  In Reduce, with
+ * tree 2 rotated, the last round of the up sweep moves only a half
+ * through every port while p <= 2^D - 3 (and p = 3).  Broadcast and
+ * Reduce are exact against the simulator in conformance mode for
+ * p = 2..300 (selftests/sim/test_tree_cost.c).  AllReduce keeps D rounds
+ * up and D down; the simulator's up and down sweeps share a round, so
+ * this is about one round of bandwidth high.
  */
 static u64 kc_cost_tree(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
 {
