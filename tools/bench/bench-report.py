@@ -231,7 +231,11 @@ def regret_table(agg, out):
     return res
 
 
-def tuned_table(agg, host, vm, out):
+def tuned_table(agg, host, vm, out, refused):
+    # A repetition whose BENCH_TUNE the module refused ran no tuned phase.
+    for rep in sorted(refused):
+        out.append("\nBENCH_TUNE refused in repetition %d (rank value): %s; no tuned run." %
+                   (rep, ", ".join(refused[rep])))
     if "kcoll-tuned" not in agg:
         return []
     out.append("\n### AllReduce: module defaults against BENCH_TUNE (%s)\n" %
@@ -337,7 +341,7 @@ def main():
         return 2
     outdir = sys.argv[1]
     host = read_kv(os.path.join(outdir, "host-info.txt"))
-    raw, vm, reduce_lines, wall = {}, {}, [], {}
+    raw, vm, reduce_lines, wall, refused = {}, {}, [], {}, {}
     rank0s = sorted(glob.glob(os.path.join(outdir, "runs", "boot*", "out", "rank.0")))
     if not rank0s:
         print("bench-report: no runs in %s/runs" % outdir, file=sys.stderr)
@@ -352,6 +356,9 @@ def main():
         for d in sorted(glob.glob(os.path.join(r0, "rep*"))):
             rep = int(re.sub(r"\D", "", os.path.basename(d)))
             parse_rep(rep, d, raw)
+            t = os.path.join(d, "tuned-refused.txt")
+            if os.path.exists(t):
+                refused[rep] = sorted(l.strip() for l in open(t) if l.strip())
             w = os.path.join(d, "walltime.txt")
             if os.path.exists(w):
                 wall[rep] = dict((l.split()[0], int(l.split()[1])) for l in open(w) if l.strip())
@@ -380,7 +387,7 @@ def main():
         out.append("|---|" + "---|" * len(lat))
         out.append("| us | " + " | ".join("%.1f" % lat[s]["median"] for s in sorted(lat)) + " |")
     regret = regret_table(agg, out)
-    tuned = tuned_table(agg, host, vm, out)
+    tuned = tuned_table(agg, host, vm, out, refused)
     tg = targets(agg, tables, out)
     wrong = sum(v["wrong"] for n in agg if n != "link" for o in agg[n].values() for v in o.values())
     out.append("\nWrong elements over every checked run: %d" % wrong)
