@@ -316,6 +316,14 @@ struct kc_cost_lv {
 	u32 cfg;	/* configuration level */
 	struct kc_cost_link link;
 	bool port;
+	/*
+	 * A level-1 group merged across unequal pods runs at level 2 (link),
+	 * but only some of its transfers cross a pod: those inside one run
+	 * on near, the level-1 link.  pods = how many pods it spans (0: not
+	 * merged).
+	 */
+	struct kc_cost_link near;
+	u32 pods;
 };
 
 /* The physical level of an effective level: merged pods run at level 2. */
@@ -340,8 +348,43 @@ static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m
 		out[i].cfg = lv[i].cfg_level;
 		out[i].link = kc_cost_level_link(m, ph);
 		out[i].port = ph != KCOLL_LEVEL0;
+		out[i].near = kc_cost_level_link(m, lv[i].cfg_level);
+		out[i].pods = ph != lv[i].cfg_level ? t->npods : 0;
 	}
 	return n;
+}
+
+/*
+ * The link a phase of algo sees on level l.  A rooted phase on a merged
+ * level crosses pods on only part of its work, the rest runs at level-1
+ * speed, so beta is mixed (selftests/sim/test_merged_cost.c):
+ *  - a binomial (RHD) or NCCL tree Broadcast, a tree Reduce: about one
+ *    slow round per pod spanned (the simulator times 2 for two pods, 2.5
+ *    to 3.3 for three), so min(pods, L) of the L rounds at level 2;
+ *  - NB's Broadcast and Reduce: (pods - 1) / pods of the bytes at level 2.
+ * Charging all of it at the converged bandwidth priced these up to 27%
+ * too high at C = 4 (bench-select, 64+128 ranks).
+ */
+static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo, u32 op)
+{
+	struct kc_cost_link k = l->link;
+	u64 L = kc_clog2(l->size), x, d;
+	bool rooted = op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE;
+
+	if (!l->pods || !rooted || l->near.beta >= k.beta || !L)
+		return k;
+	if (algo == KCOLL_ALGO_TREE ||
+	    (algo == KCOLL_ALGO_RHD && op == KCOLL_OP_BROADCAST)) {
+		x = l->pods < L ? l->pods : L;
+		d = L;
+	} else if (algo == KCOLL_ALGO_NB) {
+		x = l->pods - 1;
+		d = l->pods;
+	} else {
+		return k;
+	}
+	k.beta = l->near.beta + kc_cost_muldiv(k.beta - l->near.beta, x, d);
+	return k;
 }
 
 /* Cost of phases op1 (+ op2) of algo, or the cheapest flat algorithm's. */
@@ -352,16 +395,21 @@ static u64 kc_cost_pick(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_
 	u32 i;
 
 	if (algo != KCOLL_ALGO_AUTO) {
-		u64 c = kc_cost_phase(algo, op1, l->size, n, &l->link, l->port);
+		struct kc_cost_link k1 = kc_cost_lv_link(l, algo, op1);
+		u64 c = kc_cost_phase(algo, op1, l->size, n, &k1, l->port);
 
-		if (op2 < KCOLL_OP_COUNT)
-			c = kc_sum(c, kc_cost_phase(algo, op2, l->size, n, &l->link, l->port));
+		if (op2 < KCOLL_OP_COUNT) {
+			struct kc_cost_link k2 = kc_cost_lv_link(l, algo, op2);
+
+			c = kc_sum(c, kc_cost_phase(algo, op2, l->size, n, &k2, l->port));
+		}
 		if (chosen)
 			*chosen = algo;
 		return c;
 	}
 	for (i = 0; i < ARRAY_SIZE(kc_cost_flat_algos); i++) {
 		u32 a = kc_cost_flat_algos[i];
+		struct kc_cost_link k1, k2;
 		u64 c;
 
 		/*
@@ -371,10 +419,13 @@ static u64 kc_cost_pick(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_
 		 */
 		if (a == KCOLL_ALGO_MESH && l->port)
 			continue;
-		c = kc_cost_phase(a, op1, l->size, n, &l->link, l->port);
+		k1 = kc_cost_lv_link(l, a, op1);
+		c = kc_cost_phase(a, op1, l->size, n, &k1, l->port);
 
-		if (op2 < KCOLL_OP_COUNT)
-			c = kc_sum(c, kc_cost_phase(a, op2, l->size, n, &l->link, l->port));
+		if (op2 < KCOLL_OP_COUNT) {
+			k2 = kc_cost_lv_link(l, a, op2);
+			c = kc_sum(c, kc_cost_phase(a, op2, l->size, n, &k2, l->port));
+		}
 		if (c < best) {
 			best = c;
 			if (chosen)
@@ -523,8 +574,12 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 {
 	u32 sz[3] = { 0 }, nsz = 0, G, h, i, stride = 1, intra_lv, inter_lv;
 	struct kc_cost_link in, x;
-	u64 T, c = 0, worst_in = 0, worst_x = 0, sum = 0, mmin = U32_MAX, mmax = 0;
+	u64 T, c = 0, worst_in = 0, worst_x = 0, sum = 0, mmin = U32_MAX, mmax = 0, s0, root_in = 0;
+	u64 g = 0;
 	bool pods = t->npods > 1, planes = pods && t->server_size > 1;
+	bool broke = algo == KCOLL_ALGO_AHC_BROKE;
+	bool rooted = op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE;
+	bool around = rooted || op == KCOLL_OP_ALLREDUCE;
 
 	if (!(op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_REDUCESCATTER ||
 	      op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE))
@@ -533,8 +588,8 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 	if (G < 2)
 		return KC_COST_INF;
 	if (planes) {
-		struct kc_cost_lv l0 = { t->server_size, KCOLL_LEVEL0,
-					 kc_cost_level_link(m, KCOLL_LEVEL0), false };
+		struct kc_cost_lv l0 = { .size = t->server_size, .cfg = KCOLL_LEVEL0,
+					 .link = kc_cost_level_link(m, KCOLL_LEVEL0) };
 
 		/* the stage inside servers that kc_ahc.c puts around the planes */
 		u32 down = op == KCOLL_OP_ALLGATHER ? KCOLL_OP_ALLGATHER :
@@ -548,6 +603,7 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 	}
 	intra_lv = pods ? KCOLL_LEVEL1 : KCOLL_LEVEL0;
 	inter_lv = pods ? KCOLL_LEVEL2 : KCOLL_LEVEL1;
+	s0 = kc_cost_ahc_group(t, 0, pods, stride);
 	in = kc_cost_level_link(m, intra_lv);
 	x = kc_cost_level_link(m, inter_lv);
 	for (h = 0; h < G; h++) {
@@ -555,6 +611,7 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 
 		mmin = kc_min_u64(mmin, s);
 		mmax = kc_max_u64(mmax, s);
+		g = kc_gcd(g, s);
 		for (i = 0; i < nsz && sz[i] != s; i++)
 			;
 		if (i == nsz) {
@@ -576,7 +633,7 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 	for (h = 0; h < nsz && h < ARRAY_SIZE(sz); h++) {
 		u64 s = sz[h], own = algo == KCOLL_ALGO_AHC_BROKE ? mmin : s;
 		u64 seg = algo == KCOLL_ALGO_AHC_BROKE ? 1 : (T + s - 1) / s;
-		u64 win = 1, xa = seg * (G - 1), ci, cx;
+		u64 win = 1, xa = seg * (G - 1), ci, cx, bn, bd;
 		u64 red = op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST ? 0 : 1;
 
 		if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) {
@@ -589,19 +646,58 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 			if (algo == KCOLL_ALGO_AHC_BROKE)
 				xa = win + G - 2;
 		}
-		ci = kc_abg(&in, win * kc_cost_log_alphas(s, in.window), n, s - 1, s,
-			    red * (s - 1), s);
+		bn = s - 1;
+		bd = s;
+		if (broke && rooted && s > mmin) {
+			/*
+			 * Only m = mmin members hold a block (n/m): the AG
+			 * (RS) must bring all n to (from) each of the others,
+			 * and NHR's halving of that uneven cut costs up to
+			 * ceil(log2 s) - 2 more blocks (simulated for m = 2..8,
+			 * s = m+1..3m+3: never more, at most one less).  The
+			 * AllReduce formula matched the simulator on the
+			 * bench-select grid without this; left as it was.
+			 */
+			bn = mmin + (kc_clog2(s) > 2 ? kc_clog2(s) - 2 : 0);
+			bd = mmin;
+		}
+		ci = kc_abg(&in, win * kc_cost_log_alphas(s, in.window), n, bn, bd, red * bn, bd);
+		/* The scatter (gather) runs in the root's group: root 0's, no reduction. */
+		if (s == s0)
+			root_in = kc_abg(&in, kc_cost_log_alphas(s, in.window), n, bn, bd, 0, 1);
+		/*
+		 * AHC's inter stage: every card walks its segments in order
+		 * and a segment waits for all of its G cards, so groups of
+		 * coprime sizes chain every segment of the region one after
+		 * the other; the chain breaks only where every group has a
+		 * block boundary, every n / gcd of the sizes.  Simulated for
+		 * 2..4 groups of 2..16: AllReduce is exactly the Ring's
+		 * 2 (G-1)/G of n / gcd; Broadcast and Reduce overlap the
+		 * rounds of consecutive segments only in part, 1, 11/6 and
+		 * 2.31 times n / gcd for G = 2, 3, 4, which
+		 * 2 (G-1)/G + (G-2)/(G-1) gives within 6%.
+		 */
+		if (!broke && around)
+			own = g;
 		if (op == KCOLL_OP_ALLREDUCE)
 			cx = kc_abg(&x, seg * 2 * (G - 1), n, 2 * (G - 1), (u64)G * own,
 				    G - 1, (u64)G * own);
+		else if (!broke && rooted)
+			cx = kc_abg(&x, xa, n, 2 * (G - 1) * (G - 1) + (u64)G * (G - 2),
+				    (u64)G * (G - 1) * own, red * (G - 1), own);
 		else
 			cx = kc_abg(&x, xa, n, G - 1, own, red * (G - 1), own);
 		worst_in = kc_max_u64(worst_in, ci);
 		worst_x = kc_max_u64(worst_x, cx);
 	}
 	(void)mmax;
-	/* AllReduce, Broadcast, Reduce run an intra stage on both sides */
-	if (op != KCOLL_OP_REDUCESCATTER && op != KCOLL_OP_ALLGATHER)
+	/*
+	 * AllReduce, Broadcast, Reduce run an intra stage on both sides;
+	 * the rooted one (scatter, gather) only in the root's group.
+	 */
+	if (rooted)
+		worst_in = kc_sum(worst_in, root_in);
+	else if (op != KCOLL_OP_REDUCESCATTER && op != KCOLL_OP_ALLGATHER)
 		worst_in = kc_cost_mul(worst_in, 2);
 	return kc_sum(c, kc_sum(worst_in, worst_x));
 }
