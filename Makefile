@@ -783,6 +783,10 @@ check-version:
 		exit 1; }
 
 # Runs every step, then prints one line per step; fails if any failed.
+# Each step's output is also kept in build/check/STEP.log, and the last
+# KC_CHECK_TAIL lines of every failed step are printed again after the
+# summary: a CI report may keep only the end of a long log.
+KC_CHECK_TAIL ?= 30
 KC_CHECK_STEPS := \
 	"build everything|all" \
 	"lint: checkpatch, uapi alone, cppcheck, sparse, W=1 6.1 + 6.12|lint" \
@@ -801,14 +805,21 @@ KC_CHECK_STEPS := \
 	"libcoll and tools end to end in VMs|check-vm-lib"
 
 check: deps
-	@rc=0; sum=; \
+	@rc=0; sum=; failed=(); i=0; logs=$(BUILD)/check; \
+	rm -rf "$$logs"; mkdir -p "$$logs"; \
 	for s in $(KC_CHECK_STEPS); do \
-		name=$${s%%|*}; args=$${s#*|}; \
+		name=$${s%%|*}; args=$${s#*|}; i=$$((i + 1)); \
+		log=$$logs/$$(printf '%02d' $$i)-$${args// /_}.log; \
 		echo "=== check: $$name (make $$args)"; \
-		if $(MAKE) --no-print-directory $$args; then r=PASS; else r=FAIL; rc=1; fi; \
+		$(MAKE) --no-print-directory $$args 2>&1 | tee "$$log"; \
+		if [ "$${PIPESTATUS[0]}" = 0 ]; then r=PASS; else r=FAIL; rc=1; failed+=("$$log"); fi; \
 		sum="$$sum$$(printf '  %-4s  %s' $$r "$$name")\n"; \
 	done; \
-	printf '\n=== kcoll check summary\n'"$$sum"; \
+	printf '\n=== kcoll check summary (logs in %s)\n'"$$sum" "$$logs"; \
+	for log in "$${failed[@]}"; do \
+		printf '=== check: last $(KC_CHECK_TAIL) lines of %s\n' "$$log"; \
+		tail -n $(KC_CHECK_TAIL) "$$log"; \
+	done; \
 	if [ $$rc = 0 ]; then echo "=== check: all passed"; else echo "=== check: FAILED"; fi; \
 	exit $$rc
 # <<<
@@ -892,9 +903,10 @@ check-debug: kcoll-tests
 # contender interleaved per repetition; report in build/bench/ (tables,
 # bench.json, busbw.png).  A benchmark, not a test: not in `make check`,
 # nothing gates on its numbers.  One repetition of the default sweep took
-# 2847 s on an idle host (session 8), so the default 5 take about 4 h:
-# BENCH_QUICK=1 is a short run, BENCH_REPS=N sets the repetitions (tools/bench/run-bench.sh lists
-# every knob; Documentation/benchmark.md explains the output).
+# 2847 s on an idle host, so the default 5 take about 4 h: BENCH_QUICK=1
+# is a short run, BENCH_REPS=N sets the repetitions
+# (tools/bench/run-bench.sh lists every knob; Documentation/benchmark.md
+# explains the output).
 BENCH_PKGS := openmpi-bin libopenmpi-dev libucx0 ucx-utils perftest dropbear-bin \
 	gnuplot-nox python3 rdma-core ibverbs-providers ibverbs-utils
 BENCH_DIR := $(BUILD)/bench

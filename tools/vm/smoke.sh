@@ -50,8 +50,8 @@ if [ $rc61 = 4 ] || [ $rc612 = 4 ] || [ $rcboot = 4 ]; then
 	exit 4
 fi
 
-fails=0
-check() { # check NAME LOG CONDITION-COMMAND...
+fails=0 failed=
+check() { # check NAME CONDITION-COMMAND...
 	local name=$1
 	shift
 	if "$@"; then
@@ -59,6 +59,7 @@ check() { # check NAME LOG CONDITION-COMMAND...
 	else
 		echo "  FAIL  $name"
 		fails=$((fails + 1))
+		failed+="  FAIL  $name"$'\n'
 	fi
 }
 has() { grep -qE -- "$2" "$1"; }
@@ -99,6 +100,8 @@ if ((fails)); then
 		echo "---- $f"
 		cat "$f"
 	done
+	# again after the logs, so that the end of the output names them
+	printf '%s' "$failed"
 	echo "check-vm-smoke: FAILED ($fails check(s))"
 	exit 1
 fi

@@ -23,14 +23,16 @@ fi
 server_ip=${ips[$(((r & ~1) / rpn))]}
 port_off=$((r / 2))
 
-# client_retry CMD...: the server may not be listening yet
+# client_retry CMD...: the server may not be listening yet.  Its node may
+# have become ready well after this one, and on a loaded host it may take
+# a while to get through the tool before: retry for a time, not a count.
 client_retry() {
-	local i
-	for ((i = 0; i < 30; i++)); do
+	local end=$((SECONDS + ${RDMA_EXCHANGE_WAIT:-90}))
+	while :; do
 		"$@" && return 0
+		((SECONDS < end)) || return 1
 		sleep 0.5
 	done
-	return 1
 }
 
 fail=0
