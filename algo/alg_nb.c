@@ -18,12 +18,11 @@
 
 /*
  * Small Broadcasts use the binomial tree (BroadcastNBBinary) instead of
- * Scatter + AllGather.  HCCL switches at p * BW * 60us * 1000 bytes for
- * p <= 4 and ((2S - 2) / (S - 2)) * BW * 60us * 1000 otherwise (BW the
- * level1 bandwidth per NPU in GB/s); we have no bandwidth figure, so use a
- * fixed 64 KiB, and the tree always for p == 2.
+ * Scatter + AllGather (kc_nb_bcast_binomial()).  HCCL switches at
+ * p * BW * 60us * 1000 bytes for p <= 4 and ((2S - 2) / (S - 2)) * BW *
+ * 60us * 1000 otherwise (BW the level1 bandwidth per NPU in GB/s); we have
+ * no bandwidth figure, so use a fixed 64 KiB.
  */
-#define NB_BCAST_BINARY_BYTES	(64 * 1024)
 
 /* S = ceil(log2 p): the number of steps of every phase. */
 static u32 nb_nsteps(u32 p)
@@ -306,7 +305,7 @@ static int nb_bcast(struct kc_builder *b, const struct kc_group *g, u32 root,
 {
 	struct kc_layout l = kc_lay_even(r, g->size);
 
-	if (g->size == 2 || kc_region_bytes(r, b->esize) < NB_BCAST_BINARY_BYTES) {
+	if (kc_nb_bcast_binomial(g->size, kc_region_bytes(r, b->esize))) {
 		nb_bcast_binary(b, g, root, r);
 		return 0;
 	}

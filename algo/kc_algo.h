@@ -82,6 +82,19 @@ extern const struct kc_algo_ops kc_alg_ahc_broke;
 
 /* The ops of algorithm id (enum kcoll_algo), or NULL for AUTO/unknown. */
 const struct kc_algo_ops *kc_algo_get(u32 algo);
+
+/*
+ * Does NB broadcast bytes to p members with the binomial tree
+ * (BroadcastNBBinary) instead of Scatter + AllGather?  HCCL switches at a
+ * size derived from the link bandwidth; kcoll has no bandwidth figure and
+ * uses a fixed 64 KiB, and the tree always for p == 2.  alg_nb.c builds
+ * by this rule and kc_cost.c prices by it.
+ */
+static inline bool kc_nb_bcast_binomial(u64 p, u64 bytes)
+{
+	return p == 2 || bytes < 64 * 1024;
+}
+
 const char *kc_algo_name(u32 algo);
 /* The algorithm id named name (kcoll's lower-case name or "auto"), or -EINVAL. */
 int kc_algo_by_name(const char *name);

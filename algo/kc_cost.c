@@ -196,7 +196,7 @@ static u64 kc_cost_nhr(u32 algo, u32 op, u64 p, u64 n, const struct kc_cost_link
 		return kc_abg(l, nb ? 2 * W : 2 * L, n, 2 * (p - 1), p, p - 1, p);
 	case KCOLL_OP_BROADCAST:
 		/* NB: BroadcastNBBinary for p == 2 or under 64 KiB (alg_nb.c) */
-		if (algo == KCOLL_ALGO_NB && (p == 2 || n < 65536))
+		if (algo == KCOLL_ALGO_NB && kc_nb_bcast_binomial(p, n))
 			return kc_abg(l, L, n, L, 1, 0, 1);
 		return kc_abg(l, 2 * L, n, 2 * (p - 1), p, 0, 1);
 	case KCOLL_OP_ALLTOALL:
@@ -358,23 +358,27 @@ static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m
  * The link a phase of algo sees on level l.  A rooted phase on a merged
  * level crosses pods on only part of its work, the rest runs at level-1
  * speed, so beta is mixed (selftests/sim/test_merged_cost.c):
- *  - a binomial (RHD) or NCCL tree Broadcast, a tree Reduce: about one
- *    slow round per pod spanned (the simulator times 2 for two pods, 2.5
- *    to 3.3 for three), so min(pods, L) of the L rounds at level 2;
- *  - NB's Broadcast and Reduce: (pods - 1) / pods of the bytes at level 2.
+ *  - a binomial Broadcast (RHD's, and NB's below 64 KiB), an NCCL tree
+ *    Broadcast, a tree Reduce: about one slow round per pod spanned (the
+ *    simulator times 2 for two pods, 2.5 to 3.3 for three), so
+ *    min(pods, L) of the L rounds at level 2;
+ *  - NB's Scatter + AllGather Broadcast and its Reduce: (pods - 1) / pods
+ *    of the bytes at level 2.
  * Charging all of it at the converged bandwidth priced these up to 27%
  * too high at C = 4 (bench-select, 64+128 ranks).
  */
-static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo, u32 op)
+static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo, u32 op, u64 n)
 {
 	struct kc_cost_link k = l->link;
 	u64 L = kc_clog2(l->size), x, d;
 	bool rooted = op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE;
+	bool binomial = op == KCOLL_OP_BROADCAST &&
+			(algo == KCOLL_ALGO_RHD ||
+			 (algo == KCOLL_ALGO_NB && kc_nb_bcast_binomial(l->size, n)));
 
 	if (!l->pods || !rooted || l->near.beta >= k.beta || !L)
 		return k;
-	if (algo == KCOLL_ALGO_TREE ||
-	    (algo == KCOLL_ALGO_RHD && op == KCOLL_OP_BROADCAST)) {
+	if (algo == KCOLL_ALGO_TREE || binomial) {
 		x = l->pods < L ? l->pods : L;
 		d = L;
 	} else if (algo == KCOLL_ALGO_NB) {
@@ -387,6 +391,19 @@ static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo,
 	return k;
 }
 
+/* Cost of phase op1, and of op2 after it unless op2 is KC_NOOP, of algo. */
+static u64 kc_cost_phases(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_lv *l)
+{
+	struct kc_cost_link k = kc_cost_lv_link(l, algo, op1, n);
+	u64 c = kc_cost_phase(algo, op1, l->size, n, &k, l->port);
+
+	if (op2 < KCOLL_OP_COUNT) {
+		k = kc_cost_lv_link(l, algo, op2, n);
+		c = kc_sum(c, kc_cost_phase(algo, op2, l->size, n, &k, l->port));
+	}
+	return c;
+}
+
 /* Cost of phases op1 (+ op2) of algo, or the cheapest flat algorithm's. */
 static u64 kc_cost_pick(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_lv *l,
 			u32 *chosen)
@@ -395,21 +412,12 @@ static u64 kc_cost_pick(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_
 	u32 i;
 
 	if (algo != KCOLL_ALGO_AUTO) {
-		struct kc_cost_link k1 = kc_cost_lv_link(l, algo, op1);
-		u64 c = kc_cost_phase(algo, op1, l->size, n, &k1, l->port);
-
-		if (op2 < KCOLL_OP_COUNT) {
-			struct kc_cost_link k2 = kc_cost_lv_link(l, algo, op2);
-
-			c = kc_sum(c, kc_cost_phase(algo, op2, l->size, n, &k2, l->port));
-		}
 		if (chosen)
 			*chosen = algo;
-		return c;
+		return kc_cost_phases(algo, op1, op2, n, l);
 	}
 	for (i = 0; i < ARRAY_SIZE(kc_cost_flat_algos); i++) {
 		u32 a = kc_cost_flat_algos[i];
-		struct kc_cost_link k1, k2;
 		u64 c;
 
 		/*
@@ -419,13 +427,7 @@ static u64 kc_cost_pick(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_
 		 */
 		if (a == KCOLL_ALGO_MESH && l->port)
 			continue;
-		k1 = kc_cost_lv_link(l, a, op1);
-		c = kc_cost_phase(a, op1, l->size, n, &k1, l->port);
-
-		if (op2 < KCOLL_OP_COUNT) {
-			k2 = kc_cost_lv_link(l, a, op2);
-			c = kc_sum(c, kc_cost_phase(a, op2, l->size, n, &k2, l->port));
-		}
+		c = kc_cost_phases(a, op1, op2, n, l);
 		if (c < best) {
 			best = c;
 			if (chosen)
@@ -574,7 +576,7 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 {
 	u32 sz[3] = { 0 }, nsz = 0, G, h, i, stride = 1, intra_lv, inter_lv;
 	struct kc_cost_link in, x;
-	u64 T, c = 0, worst_in = 0, worst_x = 0, sum = 0, mmin = U32_MAX, mmax = 0, s0, root_in = 0;
+	u64 T, c = 0, worst_in = 0, worst_x = 0, sum = 0, mmin = U32_MAX, s0, root_in = 0;
 	u64 g = 0;
 	bool pods = t->npods > 1, planes = pods && t->server_size > 1;
 	bool broke = algo == KCOLL_ALGO_AHC_BROKE;
@@ -610,7 +612,6 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 		u64 s = kc_cost_ahc_group(t, h, pods, stride);
 
 		mmin = kc_min_u64(mmin, s);
-		mmax = kc_max_u64(mmax, s);
 		g = kc_gcd(g, s);
 		for (i = 0; i < nsz && sz[i] != s; i++)
 			;
@@ -631,8 +632,9 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 	else
 		T = sum;
 	for (h = 0; h < nsz && h < ARRAY_SIZE(sz); h++) {
-		u64 s = sz[h], own = algo == KCOLL_ALGO_AHC_BROKE ? mmin : s;
-		u64 seg = algo == KCOLL_ALGO_AHC_BROKE ? 1 : (T + s - 1) / s;
+		/* n / own: the bytes of one inter-stage chain (see below) */
+		u64 s = sz[h], own = broke ? mmin : around ? g : s;
+		u64 seg = broke ? 1 : (T + s - 1) / s;
 		u64 win = 1, xa = seg * (G - 1), ci, cx, bn, bd;
 		u64 red = op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST ? 0 : 1;
 
@@ -641,10 +643,15 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 			/*
 			 * AHC_BROKE: one inter Ring phase per block owned,
 			 * each G - 1 hops long, one after the other: they
-			 * overlap but for the first one's hops.
+			 * overlap but for the first one's hops.  AHC: the
+			 * same in each of the G group regions, one after the
+			 * other, each cut by every group alike: T / s
+			 * segments in each.
 			 */
-			if (algo == KCOLL_ALGO_AHC_BROKE)
+			if (broke)
 				xa = win + G - 2;
+			else
+				xa = G * (seg + G - 2);
 		}
 		bn = s - 1;
 		bd = s;
@@ -658,7 +665,9 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 			 * AllReduce formula matched the simulator on the
 			 * bench-select grid without this; left as it was.
 			 */
-			bn = mmin + (kc_clog2(s) > 2 ? kc_clog2(s) - 2 : 0);
+			u32 d = kc_clog2(s);
+
+			bn = mmin + (d > 2 ? d - 2 : 0);
 			bd = mmin;
 		}
 		ci = kc_abg(&in, win * kc_cost_log_alphas(s, in.window), n, bn, bd, red * bn, bd);
@@ -677,8 +686,6 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 		 * 2.31 times n / gcd for G = 2, 3, 4, which
 		 * 2 (G-1)/G + (G-2)/(G-1) gives within 6%.
 		 */
-		if (!broke && around)
-			own = g;
 		if (op == KCOLL_OP_ALLREDUCE)
 			cx = kc_abg(&x, seg * 2 * (G - 1), n, 2 * (G - 1), (u64)G * own,
 				    G - 1, (u64)G * own);
@@ -690,7 +697,6 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 		worst_in = kc_max_u64(worst_in, ci);
 		worst_x = kc_max_u64(worst_x, cx);
 	}
-	(void)mmax;
 	/*
 	 * AllReduce, Broadcast, Reduce run an intra stage on both sides;
 	 * the rooted one (scatter, gather) only in the root's group.

@@ -27,6 +27,12 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
 	return n;
 }
 
+/* Units (ranks; servers for pods of multi-rank servers) of AHC group g. */
+static u32 kc_select_ahc_group(const struct kc_topo *t, u32 g)
+{
+	return t->npods > 1 ? t->pod_first[g + 1] - t->pod_first[g] : kc_topo_server_size(t, g);
+}
+
 /*
  * May selection rank @algo (AHC or AHC_BROKE) for @op on @t by
  * kc_cost_ahc()?  Its model is checked against the simulator
@@ -36,36 +42,45 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
  * AHC 0.85x to 2x; the intra stage inside servers around the planes is
  * Scatter + AllGather and ReduceScatter + Gather, as kc_ahc.c runs it).
  * For ReduceScatter and AllGather:
- *  - AHC's LCM segments run in rounds of their own, a convoy the model
- *    does not see, and how many there are depends on the count: on
- *    64+128 one-rank servers its ReduceScatter takes 1.4-2.7x
- *    AHC_BROKE's time whenever the per-rank count is odd, while
- *    AHC_BROKE, within 1% of its model there, is never more than 3.3%
- *    slower than AHC at its best (coll-sim -s 64,128 -k 1 -A
- *    --conformance).  So AHC runs them only when configured.
+ *  - AHC cuts the region of each group's result blocks among the members
+ *    of every group.  Where a cut is not exact, the segments of
+ *    neighbouring cards overlap and their Ring phases wait on each other
+ *    in one chain across the region, a convoy the model does not see: on
+ *    64+128 one-rank servers an odd per-rank count makes ReduceScatter
+ *    6x slower (2731 elements: 1204 us simulated, 187 modelled).  Every
+ *    cut is exact when each group size divides count x gcd of the sizes.
+ *    With exact cuts and two pods of one-rank servers, the smaller
+ *    dividing the larger, the model is exact (64+128, 2+8 at 2..65536
+ *    elements per rank, C = 2 and 4).  Elsewhere it reads up to 20%
+ *    (coprime sizes, three sizes) or 5x (planes of multi-rank servers)
+ *    low, and AHC runs them only when configured.
  *  - AHC_BROKE's model holds on one-rank servers whose group sizes all
  *    divide the largest; on planes of multi-rank servers or other sizes
  *    it underestimates up to 8x and runs only when configured.
  */
-static bool kc_select_ahc_modelled(const struct kc_topo *t, u32 op, u32 algo)
+static bool kc_select_ahc_modelled(const struct kc_topo *t, const struct kc_op_desc *op,
+				   u32 algo)
 {
-	u32 g, ng = t->npods > 1 ? t->npods : t->nservers, big = 0, sz;
+	u32 g, ng = t->npods > 1 ? t->npods : t->nservers, big = 0, sz, all = 0;
 
-	if (op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE)
+	if (op->op == KCOLL_OP_ALLREDUCE || op->op == KCOLL_OP_BROADCAST ||
+	    op->op == KCOLL_OP_REDUCE)
 		return true;
-	if (algo != KCOLL_ALGO_AHC_BROKE)
-		return false;
 	if (t->npods > 1 && t->server_size != 1)
 		return false;
+	if (algo == KCOLL_ALGO_AHC && t->npods != 2)
+		return false;
 	for (g = 0; g < ng; g++) {
-		sz = t->npods > 1 ? t->pod_first[g + 1] - t->pod_first[g] :
-		     kc_topo_server_size(t, g);
+		sz = kc_select_ahc_group(t, g);
 		big = sz > big ? sz : big;
+		all = (u32)kc_gcd(all, sz);
 	}
 	for (g = 0; g < ng; g++) {
-		sz = t->npods > 1 ? t->pod_first[g + 1] - t->pod_first[g] :
-		     kc_topo_server_size(t, g);
+		sz = kc_select_ahc_group(t, g);
 		if (!sz || big % sz)
+			return false;
+		/* AHC: every cut exact (the largest size is their LCM) */
+		if (algo == KCOLL_ALGO_AHC && (op->count % big) * all % big)
 			return false;
 	}
 	return true;
@@ -88,7 +103,7 @@ u64 kc_select_cfg(const struct kc_topo *t, const struct kc_op_desc *op,
 
 		if (!kc_algo_supports(kc_algo_get(whole[i]), op->op))
 			continue;
-		if (whole[i] != KCOLL_ALGO_PIPELINE && !kc_select_ahc_modelled(t, op->op, whole[i]))
+		if (whole[i] != KCOLL_ALGO_PIPELINE && !kc_select_ahc_modelled(t, op, whole[i]))
 			continue;
 		c.algo[KCOLL_LEVEL1] = whole[i];
 		cost = kc_cost_resolve(t, op->op, n, &c, m, &r);
