@@ -336,6 +336,83 @@ static int tree_barrier(struct kc_builder *b, const struct kc_group *g)
 	return tree_run(b, &tp, 1, true, true);
 }
 
+/* Slow sends of member v (root 0) in round r: children in another part. */
+static u32 tree_slow_sends(u32 p, const u32 *part, const u8 *depth, u32 v, u32 r)
+{
+	static const enum tree_map maps[2] = { TREE_PLAIN, TREE_ROT };
+	u32 t, i, n = 0, c[2], k;
+
+	for (t = 0; t < 2; t++) {
+		u32 x = tree_pos_of(p, maps[t], v);
+
+		if (depth[x] != r)
+			continue;
+		k = bt_children(p, x, c);
+		for (i = 0; i < k; i++)
+			n += part[tree_v_of(p, maps[t], c[i])] != part[v];
+	}
+	return n;
+}
+
+/*
+ * The slow time on the critical path of a Broadcast from member 0 of p
+ * (tree_bcast() without pieces), in units of a half of the region at the
+ * slow rate, when member v is in part[v] and only transfers between parts
+ * are slow (pods on a merged level, kc_cost.c).  Round r sends every half
+ * from depth r to depth r + 1; a transfer starts when both ends have
+ * finished round r - 1 (rendezvous) and its sender's slow sends of the
+ * round share its port: each lasts as many halves as there are.
+ * Transfers inside a part count nothing.  Matches the simulator for every
+ * layout tried (2 to 4 pods of 1 to 128), where charging min(pods, D)
+ * slow rounds was off by up to a round either way.  O(p log p) time,
+ * 5p bytes; -ENOMEM, or the slow halves in *halves.
+ */
+int kc_tree_bcast_slow_halves(u32 p, const u32 *part, u32 *halves)
+{
+	static const enum tree_map maps[2] = { TREE_PLAIN, TREE_ROT };
+	u32 D = bt_height(p), r, x, t, best = 0;
+	u16 *buf, *fin, *next, *tmp;
+	u8 *depth;
+
+	*halves = 0;
+	if (p < 2)
+		return 0;
+	/* when each member finished its last round, and the same after this one */
+	buf = kc_zalloc((size_t)p * (2 * sizeof(u16) + 1));
+	if (!buf)
+		return -ENOMEM;
+	fin = buf;
+	next = buf + p;
+	depth = (u8 *)(buf + 2 * (size_t)p);
+	for (x = 0; x < p; x++)
+		depth[x] = (u8)bt_depth(p, x);
+	for (r = 0; r < D; r++) {
+		memcpy(next, fin, (size_t)p * sizeof(u16));
+		for (x = 1; x < p; x++) {
+			if (depth[x] != r + 1)
+				continue;
+			for (t = 0; t < 2; t++) {
+				u32 a = tree_v_of(p, maps[t], bt_parent(p, x));
+				u32 b = tree_v_of(p, maps[t], x);
+				u32 end = fin[a] > fin[b] ? fin[a] : fin[b];
+
+				if (part[a] != part[b])
+					end += tree_slow_sends(p, part, depth, a, r);
+				next[a] = (u16)(next[a] > end ? next[a] : end);
+				next[b] = (u16)(next[b] > end ? next[b] : end);
+			}
+		}
+		tmp = fin;
+		fin = next;
+		next = tmp;
+	}
+	for (x = 0; x < p; x++)
+		best = fin[x] > best ? fin[x] : best;
+	*halves = best;
+	kc_free(buf);
+	return 0;
+}
+
 const struct kc_algo_ops kc_alg_tree = {
 	.name = "tree",
 	.hccl = "tree",

@@ -95,6 +95,12 @@ static inline bool kc_nb_bcast_binomial(u64 p, u64 bytes)
 	return p == 2 || bytes < 64 * 1024;
 }
 
+/*
+ * Slow halves on the critical path of the double-tree Broadcast from
+ * member 0 of p when only transfers between parts are slow (alg_tree.c).
+ */
+int kc_tree_bcast_slow_halves(u32 p, const u32 *part, u32 *halves);
+
 const char *kc_algo_name(u32 algo);
 /* The algorithm id named name (kcoll's lower-case name or "auto"), or -EINVAL. */
 int kc_algo_by_name(const char *name);

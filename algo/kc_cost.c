@@ -324,6 +324,8 @@ struct kc_cost_lv {
 	 */
 	struct kc_cost_link near;
 	u32 pods;
+	const struct kc_topo *t;
+	struct kc_group g;	/* rank 0's group at this level */
 };
 
 /* The physical level of an effective level: merged pods run at level 2. */
@@ -350,6 +352,8 @@ static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m
 		out[i].port = ph != KCOLL_LEVEL0;
 		out[i].near = kc_cost_level_link(m, lv[i].cfg_level);
 		out[i].pods = ph != lv[i].cfg_level ? t->npods : 0;
+		out[i].t = t;
+		out[i].g = lv[i].g;
 	}
 	return n;
 }
@@ -367,6 +371,31 @@ static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m
  * Charging all of it at the converged bandwidth priced these up to 27%
  * too high at C = 4 (bench-select, 64+128 ranks).
  */
+/*
+ * The tree Broadcast's slow share on a merged level: *x of the *d halves
+ * its beta counts run at level 2 (kc_tree_bcast_slow_halves(), root 0).
+ * False when there is no memory for the walk.
+ */
+static bool kc_cost_tree_bcast_slow(const struct kc_cost_lv *l, u64 *x, u64 *d)
+{
+	u32 p = l->size, L = kc_clog2(p), j, halves;
+	u32 *part = kc_zalloc((size_t)p * sizeof(*part));
+	int ret;
+
+	if (!part)
+		return false;
+	for (j = 0; j < p; j++)
+		part[j] = l->t->pod_of[l->t->server_of[kc_grp_rank(&l->g, j)]];
+	ret = kc_tree_bcast_slow_halves(p, part, &halves);
+	kc_free(part);
+	if (ret)
+		return false;
+	*x = halves;
+	/* kc_cost_tree(): 2L halves, 2L - 1 when the last round is thin */
+	*d = 2 * L - (p > 2 && p == (1U << (L - 1)) + 1);
+	return true;
+}
+
 static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo, u32 op, u64 n)
 {
 	struct kc_cost_link k = l->link;
@@ -378,7 +407,10 @@ static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo,
 
 	if (!l->pods || !rooted || l->near.beta >= k.beta || !L)
 		return k;
-	if (algo == KCOLL_ALGO_TREE || binomial) {
+	if (algo == KCOLL_ALGO_TREE && op == KCOLL_OP_BROADCAST &&
+	    kc_cost_tree_bcast_slow(l, &x, &d)) {
+		/* x, d set: the walk of both trees */
+	} else if (algo == KCOLL_ALGO_TREE || binomial) {
 		x = l->pods < L ? l->pods : L;
 		d = L;
 	} else if (algo == KCOLL_ALGO_NB) {
