@@ -359,19 +359,6 @@ static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m
 }
 
 /*
- * The link a phase of algo sees on level l.  A rooted phase on a merged
- * level crosses pods on only part of its work, the rest runs at level-1
- * speed, so beta is mixed (selftests/sim/test_merged_cost.c):
- *  - a binomial Broadcast (RHD's, and NB's below 64 KiB), an NCCL tree
- *    Broadcast, a tree Reduce: about one slow round per pod spanned (the
- *    simulator times 2 for two pods, 2.5 to 3.3 for three), so
- *    min(pods, L) of the L rounds at level 2;
- *  - NB's Scatter + AllGather Broadcast and its Reduce: (pods - 1) / pods
- *    of the bytes at level 2.
- * Charging all of it at the converged bandwidth priced these up to 27%
- * too high at C = 4 (bench-select, 64+128 ranks).
- */
-/*
  * The tree Broadcast's slow share on a merged level: *x of the *d halves
  * its beta counts run at level 2 (kc_tree_bcast_slow_halves(), root 0).
  * False when there is no memory for the walk.
@@ -396,6 +383,21 @@ static bool kc_cost_tree_bcast_slow(const struct kc_cost_lv *l, u64 *x, u64 *d)
 	return true;
 }
 
+/*
+ * The link a phase of algo sees on level l.  A rooted phase on a merged
+ * level crosses pods on only part of its work, the rest runs at level-1
+ * speed, so beta is mixed (selftests/sim/test_merged_cost.c):
+ *  - the NCCL tree Broadcast: the slow transfers on its critical path,
+ *    walked (kc_cost_tree_bcast_slow(); exact in the simulator);
+ *  - a binomial Broadcast (RHD's, and NB's below 64 KiB): one slow round
+ *    per pod spanned, min(pods, L) of the L rounds at level 2 (exact);
+ *    a tree Reduce is charged the same, within [0.9, 1.3] of the
+ *    simulator, which times 0.25 to 2.5 slow rounds for 2 to 4 pods;
+ *  - NB's Scatter + AllGather Broadcast and its Reduce: (pods - 1) / pods
+ *    of the bytes at level 2.
+ * Charging all of it at the converged bandwidth priced these up to 27%
+ * too high at C = 4 (bench-select, 64+128 ranks).
+ */
 static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo, u32 op, u64 n)
 {
 	struct kc_cost_link k = l->link;
