@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 	       "t_auto(us)", "best", "t_best(us)", "regret", "sim", "pruned");
 	for (ti = 0; ti < ARRAY_SIZE(grid); ti++) {
 		const struct topo_spec *g = &grid[ti];
-		struct sim_model m = { .conv = g->conv, .rendezvous = true, .symmetry = true };
+		struct sim_model m = sim_bench_model(g->conv);
 		struct kc_cost_model cm;
 		struct kc_topo t;
 		double tworst = 0;
@@ -171,9 +171,6 @@ int main(int argc, char **argv)
 
 		if (only && !strstr(g->name, only))
 			continue;
-		m.lv[0] = (struct sim_level){ 1e-6, 2e-11, 1e-11 };
-		m.lv[1] = (struct sim_level){ 5e-6, 4e-11, 1e-11 };
-		m.lv[2] = m.lv[1];
 		sim_conformance_model(&m, &cm);
 		if (kc_topo_init_pods(&t, g->npods, g->pods, g->k))
 			return 1;

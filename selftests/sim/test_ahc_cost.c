@@ -47,21 +47,11 @@ static const struct ahc_case cases[] = {
 	{ 2, { 2, 3 }, 8 }, { 3, { 3, 5, 7 }, 8 },
 };
 
-static struct sim_model bench_model(double conv)
-{
-	struct sim_model m = { .conv = conv, .rendezvous = true, .symmetry = true };
-
-	m.lv[0] = (struct sim_level){ 1e-6, 2e-11, 1e-11 };
-	m.lv[1] = (struct sim_level){ 5e-6, 4e-11, 1e-11 };
-	m.lv[2] = m.lv[1];
-	return m;
-}
-
 /* simulated / modelled time of algo for op, n bytes (whole region) */
 static int ratio(const struct ahc_case *c, double conv, u32 algo, u32 op, u64 n, double *sim,
 		 double *model)
 {
-	struct sim_model m = bench_model(conv);
+	struct sim_model m = sim_bench_model(conv);
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
 	struct kc_algo_cfg cfg = { { 0 }, 0 };

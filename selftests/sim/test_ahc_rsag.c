@@ -39,22 +39,11 @@ static const struct rsag_case cases[] = {
 	{ { 4, 12 }, 2 },
 };
 
-/* bench-select's links (tools/bench_select.c) */
-static struct sim_model bench_model(double conv)
-{
-	struct sim_model m = { .conv = conv, .rendezvous = true, .symmetry = true };
-
-	m.lv[0] = (struct sim_level){ 1e-6, 2e-11, 1e-11 };
-	m.lv[1] = (struct sim_level){ 5e-6, 4e-11, 1e-11 };
-	m.lv[2] = m.lv[1];
-	return m;
-}
-
 /* Simulated time of cfg, count elements per rank. */
 static double sim_time(const struct kc_topo *t, const struct rsag_case *c, u32 op, u64 count,
 		       const struct kc_algo_cfg *cfg)
 {
-	struct sim_model m = bench_model(c->conv);
+	struct sim_model m = sim_bench_model(c->conv);
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 				.count = count };
@@ -83,7 +72,7 @@ TEST(ahc_rsag_exact_cuts_modelled_exactly_convoys_left_out)
 	for (o = 0; o < ARRAY_SIZE(ops); o++)
 	for (i = 0; i < ARRAY_SIZE(counts); i++) {
 		const struct rsag_case *c = &cases[ci];
-		struct sim_model m = bench_model(c->conv);
+		struct sim_model m = sim_bench_model(c->conv);
 		struct kc_op_desc d = { .op = ops[o], .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 					.count = counts[i] };
 		struct kc_algo_cfg ahc = { { 0 }, 0 }, in = { { 0 }, 0 }, out;

@@ -45,7 +45,7 @@ static const struct merged_case cases[] = {
 static int merged_times(const struct merged_case *c, double conv, u32 algo, u32 op, u64 n,
 			double *sim, double *model)
 {
-	struct sim_model m = { .conv = conv, .rendezvous = true, .symmetry = true };
+	struct sim_model m = sim_bench_model(conv);
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 				.count = n / 4 };
@@ -55,9 +55,6 @@ static int merged_times(const struct merged_case *c, double conv, u32 algo, u32 
 	struct kc_topo t;
 	int ret;
 
-	m.lv[0] = (struct sim_level){ 1e-6, 2e-11, 1e-11 };
-	m.lv[1] = (struct sim_level){ 5e-6, 4e-11, 1e-11 };
-	m.lv[2] = m.lv[1];
 	if (kc_topo_init_pods(&t, c->npods, c->pods, c->k))
 		return -EINVAL;
 	cfg.algo[KCOLL_LEVEL1] = algo;

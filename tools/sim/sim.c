@@ -739,6 +739,16 @@ static void sim_event(struct sim *s, const struct sim_ev *e)
 	}
 }
 
+struct sim_model sim_bench_model(double conv)
+{
+	struct sim_model m = { .conv = conv, .rendezvous = true, .symmetry = true };
+
+	m.lv[0] = (struct sim_level){ 1e-6, 2e-11, 1e-11 };
+	m.lv[1] = (struct sim_level){ 5e-6, 4e-11, 1e-11 };
+	m.lv[2] = m.lv[1];
+	return m;
+}
+
 struct kc_exec_cfg sim_conformance_cfg(void)
 {
 	struct kc_exec_cfg ec = { .chunk_bytes = U32_MAX & ~7u, .window = 0, .op_seq = 1 };

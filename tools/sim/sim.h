@@ -117,6 +117,13 @@ int sim_op_lower_bound(const struct kc_topo *t, const struct kc_op_desc *op,
  */
 struct kc_exec_cfg sim_conformance_cfg(void);
 
+/*
+ * bench-select's links (make bench-select, and the cost tests that hold
+ * its regret): level0 1 us and 50 GB/s, levels 1 and 2 5 us and 25 GB/s,
+ * reduce 100 GB/s; rendezvous, symmetry on, level2 divided by @conv.
+ */
+struct sim_model sim_bench_model(double conv);
+
 /* The level a transfer between ranks a and b runs on. */
 u32 sim_level_of(const struct kc_topo *t, u32 a, u32 b);
 
