@@ -241,17 +241,24 @@ static u64 kc_cost_pairwise(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
  * up and D down; the simulator's up and down sweeps share a round, so
  * this is about one round of bandwidth high.
  */
+/* Halves of n Tree's Broadcast moves on its path: 2L, 2L - 1 when the last round is thin. */
+static u64 kc_cost_tree_bcast_halves(u64 p)
+{
+	u64 L = kc_clog2(p);
+
+	return 2 * L - (p > 2 && p == (1ULL << (L - 1)) + 1);
+}
+
 static u64 kc_cost_tree(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
 {
 	u64 L = kc_clog2(p);
-	bool thin_bc = p > 2 && p == (1ULL << (L - 1)) + 1;
 	bool thin_red = p == 3 || (p > 2 && p <= (1ULL << L) - 3);
 
 	switch (op) {
 	case KCOLL_OP_ALLREDUCE:
 		return kc_abg(l, 2 * L, n, 2 * L, 1, L, 1);
 	case KCOLL_OP_BROADCAST:
-		return kc_abg(l, L, n, 2 * L - thin_bc, 2, 0, 1);
+		return kc_abg(l, L, n, kc_cost_tree_bcast_halves(p), 2, 0, 1);
 	case KCOLL_OP_REDUCE:
 		if (kc_is_pow2(p))
 			return kc_abg(l, L, n, L, 1, L, 1);
@@ -365,7 +372,7 @@ static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m
  */
 static bool kc_cost_tree_bcast_slow(const struct kc_cost_lv *l, u64 *x, u64 *d)
 {
-	u32 p = l->size, L = kc_clog2(p), j, halves;
+	u32 p = l->size, j, halves;
 	u32 *part = kc_zalloc((size_t)p * sizeof(*part));
 	int ret;
 
@@ -378,8 +385,7 @@ static bool kc_cost_tree_bcast_slow(const struct kc_cost_lv *l, u64 *x, u64 *d)
 	if (ret)
 		return false;
 	*x = halves;
-	/* kc_cost_tree(): 2L halves, 2L - 1 when the last round is thin */
-	*d = 2 * L - (p > 2 && p == (1U << (L - 1)) + 1);
+	*d = kc_cost_tree_bcast_halves(p);
 	return true;
 }
 
@@ -577,8 +583,8 @@ static u64 kc_cost_pipeline(const struct kc_topo *t, const struct kc_cost_model 
  * AHC_BROKE: blocks of n/m_min, one segment, larger groups' extra members
  * idle in the inter stage.
  */
-/* Units (ranks, or servers for planes) of AHC group h. */
-static u64 kc_cost_ahc_group(const struct kc_topo *t, u32 h, bool pods, u32 stride)
+/* Units (ranks, or servers for planes) of AHC group h (kc_cost.h). */
+u64 kc_cost_ahc_group(const struct kc_topo *t, u32 h, bool pods, u32 stride)
 {
 	u64 s = pods ? t->server_first[t->pod_first[h + 1]] - t->server_first[t->pod_first[h]] :
 		kc_topo_server_size(t, h);

@@ -72,6 +72,8 @@ u64 kc_cost_resolve(const struct kc_topo *t, u32 op, u64 n, const struct kc_algo
 
 /* Bytes an operation moves, in the sense of kc_cost_phase()'s n. */
 u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks);
+/* Units (ranks, or servers for planes: stride = ranks per server) of AHC group h. */
+u64 kc_cost_ahc_group(const struct kc_topo *t, u32 h, bool pods, u32 stride);
 
 /*
  * Automatic selection (kc_select.c): resolve every AUTO level of @in for

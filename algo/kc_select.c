@@ -27,12 +27,6 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
 	return n;
 }
 
-/* Units (ranks; servers for pods of multi-rank servers) of AHC group g. */
-static u32 kc_select_ahc_group(const struct kc_topo *t, u32 g)
-{
-	return t->npods > 1 ? t->pod_first[g + 1] - t->pod_first[g] : kc_topo_server_size(t, g);
-}
-
 /*
  * May selection rank @algo (AHC or AHC_BROKE) for @op on @t by
  * kc_cost_ahc()?  Its model is checked against the simulator
@@ -70,13 +64,14 @@ static bool kc_select_ahc_modelled(const struct kc_topo *t, const struct kc_op_d
 		return false;
 	if (algo == KCOLL_ALGO_AHC && t->npods != 2)
 		return false;
+	/* pods of one-rank servers from here: a group's ranks are its units */
 	for (g = 0; g < ng; g++) {
-		sz = kc_select_ahc_group(t, g);
+		sz = (u32)kc_cost_ahc_group(t, g, t->npods > 1, 1);
 		big = sz > big ? sz : big;
 		all = (u32)kc_gcd(all, sz);
 	}
 	for (g = 0; g < ng; g++) {
-		sz = kc_select_ahc_group(t, g);
+		sz = (u32)kc_cost_ahc_group(t, g, t->npods > 1, 1);
 		if (!sz || big % sz)
 			return false;
 		/* AHC: every cut exact (the largest size is their LCM) */
