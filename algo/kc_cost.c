@@ -130,10 +130,13 @@ static u64 kc_cost_rhd(u32 op, u64 p, u64 n, const struct kc_cost_link *l)
 		return kc_abg(l, k + 2, n, p + s + 1, p, 0, 1);
 	case KCOLL_OP_SCATTER:
 	case KCOLL_OP_GATHER:
-		/* no formula: binomial over the block plus the fold step */
-		if (pow2)
-			return kc_abg(l, k, n, p - 1, p, 0, 1);
-		return kc_abg(l, k + 1, n, p + pp - 1, p, 0, 1);
+		/*
+		 * No formula: alg_rhd.c's binomial tree over contiguous
+		 * intervals, L rounds; the root sends (receives) every other
+		 * block once, (p - 1)/p n, the most of any member (exact
+		 * against the simulator, selftests/sim/test_select.c).
+		 */
+		return kc_abg(l, L, n, p - 1, p, 0, 1);
 	case KCOLL_OP_ALLREDUCE:
 		if (pow2)
 			return kc_abg(l, 2 * k, n, 2 * (p - 1), p, p - 1, p);
@@ -389,6 +392,49 @@ static bool kc_cost_tree_bcast_slow(const struct kc_cost_lv *l, u64 *x, u64 *d)
 	return true;
 }
 
+/* The pod of member j of level l's group. */
+static u32 kc_cost_member_pod(const struct kc_cost_lv *l, u32 j)
+{
+	return l->t->pod_of[l->t->server_of[kc_grp_rank(&l->g, j)]];
+}
+
+/*
+ * The p - 1 blocks of a Scatter (Gather) on a merged level, root 0: how
+ * many cross a pod on its critical path.  For the trees that is the
+ * root's own chain of sends, the largest subtrees first (the members it
+ * serves redistribute no more than it sends after them):
+ *  - NB's: the subtree of member 2^s in step s, ceil((p - 2^s) / 2^(s+1))
+ *    blocks, to the root's own pod until 2^s reaches the next one;
+ *  - NHR's: the same subtrees, but to member p - 2^s, from the last pod
+ *    down: all of them cross when the root's pod is the first;
+ *  - RHD's: p - 2^(L-1) blocks to member 2^(L-1), then 2^s to 2^s.
+ * Ring pipelines the blocks down the chain, and the first pod boundary
+ * carries the blocks of every member past it: the slow link sets the
+ * pace of those.  Exact against the simulator for two pods and three
+ * (selftests/sim/test_merged_cost.c).
+ */
+static u64 kc_cost_scatter_slow(const struct kc_cost_lv *l, u32 algo)
+{
+	u32 p = l->size, L = kc_clog2(p), pod0 = kc_cost_member_pod(l, 0), s;
+	u64 x = 0;
+
+	if (algo == KCOLL_ALGO_RING) {
+		for (s = 1; s < p && kc_cost_member_pod(l, s) == pod0; s++)
+			;
+		return p - s;
+	}
+	for (s = 0; s < L; s++) {
+		u64 h = 1ull << s, c = (p - 1 - h) / (2 * h) + 1;
+		u32 to = algo == KCOLL_ALGO_NHR ? (u32)(p - h) : (u32)h;
+
+		if (algo == KCOLL_ALGO_RHD)
+			c = s == L - 1 ? p - h : h;
+		if (kc_cost_member_pod(l, to) != pod0)
+			x += c;
+	}
+	return x;
+}
+
 /*
  * The link a phase of algo sees on level l.  A rooted phase on a merged
  * level crosses pods on only part of its work, the rest runs at level-1
@@ -400,7 +446,9 @@ static bool kc_cost_tree_bcast_slow(const struct kc_cost_lv *l, u64 *x, u64 *d)
  *    a tree Reduce is charged the same, within [0.9, 1.3] of the
  *    simulator, which times 0.25 to 2.5 slow rounds for 2 to 4 pods;
  *  - NB's Scatter + AllGather Broadcast and its Reduce: (pods - 1) / pods
- *    of the bytes at level 2.
+ *    of the bytes at level 2;
+ *  - Scatter and Gather: the blocks that cross on the critical path
+ *    (kc_cost_scatter_slow(), exact).
  * Charging all of it at the converged bandwidth priced these up to 27%
  * too high at C = 4 (bench-select, 64+128 ranks).
  */
@@ -409,13 +457,17 @@ static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo,
 	struct kc_cost_link k = l->link;
 	u64 L = kc_clog2(l->size), x, d;
 	bool rooted = op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE;
+	bool spread = op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER;
 	bool binomial = op == KCOLL_OP_BROADCAST &&
 			(algo == KCOLL_ALGO_RHD ||
 			 (algo == KCOLL_ALGO_NB && kc_nb_bcast_binomial(l->size, n)));
 
-	if (!l->pods || !rooted || l->near.beta >= k.beta || !L)
+	if (!l->pods || !(rooted || spread) || l->near.beta >= k.beta || !L)
 		return k;
-	if (algo == KCOLL_ALGO_TREE && op == KCOLL_OP_BROADCAST &&
+	if (spread) {
+		x = kc_cost_scatter_slow(l, algo);
+		d = l->size - 1;
+	} else if (algo == KCOLL_ALGO_TREE && op == KCOLL_OP_BROADCAST &&
 	    kc_cost_tree_bcast_slow(l, &x, &d)) {
 		/* x, d set: the walk of both trees */
 	} else if (algo == KCOLL_ALGO_TREE || binomial) {

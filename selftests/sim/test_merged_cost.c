@@ -18,7 +18,16 @@
  *    kc_tree_bcast_slow_halves()), which min(pods, L) rounds missed by up
  *    to a round either way (1 for 2+3, 2.5 for 3+5+7);
  *  - Tree's Reduce and NB's Scatter + AllGather Broadcast and its Reduce
- *    within [0.9, 1.3] of the simulator.
+ *    within [0.9, 1.3] of the simulator;
+ *  - Scatter and Gather, priced by the blocks that cross a pod on the
+ *    root's chain of sends (kc_cost_scatter_slow()): NHR's and Ring's
+ *    exact; NB's and RHD's exact on 64+128, 8+16 x8 and 16+32+64, and
+ *    low down to 0.74 where a member's chain behind the root crosses
+ *    more than the root's own (5+12, 3+5+7).  The model is that chain,
+ *    so it is never above the simulator.  Charging all of it at level 2,
+ *    as before, priced NB's up to 3.9 times the simulator at C = 4, and
+ *    automatic selection took NHR, whose chain does cross, at 3.9 times
+ *    NB's time (bench-select, 64+128 ranks).
  */
 /* The harness's macros expand to functions without prototypes and compare mixed signs. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
@@ -72,6 +81,10 @@ TEST(rooted_phases_on_merged_levels_track_the_simulator)
 		{ KCOLL_OP_BROADCAST, KCOLL_ALGO_TREE }, { KCOLL_OP_BROADCAST, KCOLL_ALGO_RHD },
 		{ KCOLL_OP_BROADCAST, KCOLL_ALGO_NB }, { KCOLL_OP_REDUCE, KCOLL_ALGO_TREE },
 		{ KCOLL_OP_REDUCE, KCOLL_ALGO_NB },
+		{ KCOLL_OP_SCATTER, KCOLL_ALGO_NB }, { KCOLL_OP_SCATTER, KCOLL_ALGO_NHR },
+		{ KCOLL_OP_SCATTER, KCOLL_ALGO_RHD }, { KCOLL_OP_SCATTER, KCOLL_ALGO_RING },
+		{ KCOLL_OP_GATHER, KCOLL_ALGO_NB }, { KCOLL_OP_GATHER, KCOLL_ALGO_NHR },
+		{ KCOLL_OP_GATHER, KCOLL_ALGO_RHD }, { KCOLL_OP_GATHER, KCOLL_ALGO_RING },
 	};
 	static const u64 sizes[] = { 32768, 1 << 20, 16 << 20, 256 << 20 };
 	static const double convs[] = { 2, 4 };
@@ -86,9 +99,12 @@ TEST(rooted_phases_on_merged_levels_track_the_simulator)
 		u32 op = phases[pi].op, algo = phases[pi].algo;
 		/* the merged level: one member per server of every pod */
 		u32 members = c->pods[0] + c->pods[1] + (c->npods > 2 ? c->pods[2] : 0);
+		bool spread = op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER;
 		/* binomial (RHD; NB below 64 KiB) and tree Broadcasts */
 		bool exact = op == KCOLL_OP_BROADCAST &&
 			     (algo != KCOLL_ALGO_NB || kc_nb_bcast_binomial(members, sizes[si]));
+		/* the root's chain, the critical path on these pods */
+		bool chain = c->npods == 2 ? c->pods[0] * 2 == c->pods[1] : c->pods[0] == 16;
 		double s, f, r;
 
 		ASSERT_EQ(0, merged_times(c, convs[vi], algo, op, sizes[si], &s, &f));
@@ -99,6 +115,12 @@ TEST(rooted_phases_on_merged_levels_track_the_simulator)
 		       (unsigned long long)sizes[si], s * 1e6, f * 1e6, r);
 		lo = fmin(lo, r);
 		hi = fmax(hi, r);
+		if (spread) {
+			exact = algo == KCOLL_ALGO_NHR || algo == KCOLL_ALGO_RING || chain;
+			EXPECT_GE(r, exact ? 0.995 : 0.7);
+			EXPECT_LE(r, 1.005);
+			continue;
+		}
 		EXPECT_GE(r, exact ? 0.995 : 0.9);
 		EXPECT_LE(r, exact ? 1.005 : 1.3);
 	}

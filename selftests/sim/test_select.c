@@ -36,7 +36,8 @@ static struct kc_op_desc op_of(u32 op, u32 p, u64 bytes)
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
 
 	d.count = bytes / 4;
-	if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER)
+	if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER ||
+	    op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER)
 		d.count /= p;
 	return d;
 }
@@ -58,7 +59,8 @@ TEST(integer_model_equals_simulator_on_flat_levels)
 	static const u32 algos[] = { KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NHR,
 				     KCOLL_ALGO_NB };
 	static const u32 ops[] = { KCOLL_OP_ALLREDUCE, KCOLL_OP_REDUCESCATTER,
-				   KCOLL_OP_ALLGATHER, KCOLL_OP_BROADCAST };
+				   KCOLL_OP_ALLGATHER, KCOLL_OP_BROADCAST, KCOLL_OP_SCATTER,
+				   KCOLL_OP_GATHER };
 	static const u32 ps[] = { 2, 5, 8, 12, 16 };
 	struct sim_model m = model(2e-6, 1e-10, 3e-11, 1);
 	struct kc_cost_model cm;
