@@ -388,26 +388,55 @@ static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m
 }
 
 /*
+ * The slow halves on the critical path of Tree's Broadcast from member 0
+ * of group g (kc_tree_bcast_slow_halves()): 0 when there is no memory
+ * for the walk, never otherwise on a level that spans pods.
+ */
+static u32 kc_cost_tree_bcast_walk(const struct kc_topo *t, const struct kc_group *g)
+{
+	u32 p = g->size, j, halves = 0;
+	u32 *part = kc_zalloc((size_t)p * sizeof(*part));
+
+	if (!part)
+		return 0;
+	for (j = 0; j < p; j++)
+		part[j] = t->pod_of[t->server_of[kc_grp_rank(g, j)]];
+	if (kc_tree_bcast_slow_halves(p, part, &halves))
+		halves = 0;
+	kc_free(part);
+	return halves;
+}
+
+/*
+ * The walk is O(p log p), 0.2-0.4 ms at 4096 members: too slow for every
+ * submission, so the topology keeps it for rank 0's group on its merged
+ * level, the only group the model prices.
+ */
+void kc_cost_topo_cache(struct kc_topo *t)
+{
+	struct kc_level lv[KC_MAX_LEVELS];
+	u32 n, i;
+
+	t->tree_bcast_slow = 0;
+	n = kc_topo_levels(t, 0, lv);
+	for (i = 0; i < n; i++)
+		if (kc_cost_phys(t, &lv[i]) != lv[i].cfg_level)
+			t->tree_bcast_slow = kc_cost_tree_bcast_walk(t, &lv[i].g);
+}
+
+/*
  * The tree Broadcast's slow share on a merged level: *x of the *d halves
- * its beta counts run at level 2 (kc_tree_bcast_slow_halves(), root 0).
- * False when there is no memory for the walk.
+ * its beta counts run at level 2, root 0 (the topology's walk, or a new
+ * one if that had no memory).  False when this one has none either.
  */
 static bool kc_cost_tree_bcast_slow(const struct kc_cost_lv *l, u64 *x, u64 *d)
 {
-	u32 p = l->size, j, halves;
-	u32 *part = kc_zalloc((size_t)p * sizeof(*part));
-	int ret;
+	u32 halves = l->t->tree_bcast_slow ?: kc_cost_tree_bcast_walk(l->t, &l->g);
 
-	if (!part)
-		return false;
-	for (j = 0; j < p; j++)
-		part[j] = l->t->pod_of[l->t->server_of[kc_grp_rank(&l->g, j)]];
-	ret = kc_tree_bcast_slow_halves(p, part, &halves);
-	kc_free(part);
-	if (ret)
+	if (!halves)
 		return false;
 	*x = halves;
-	*d = kc_cost_tree_bcast_halves(p);
+	*d = kc_cost_tree_bcast_halves(l->size);
 	return true;
 }
 

@@ -72,6 +72,11 @@ u64 kc_cost_resolve(const struct kc_topo *t, u32 op, u64 n, const struct kc_algo
 
 /* Bytes an operation moves, in the sense of kc_cost_phase()'s n. */
 u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks);
+/*
+ * What the model keeps in the topology (kc_topo_init*() call it): Tree
+ * Broadcast's slow halves on a merged pod level (kc_topo.h).
+ */
+void kc_cost_topo_cache(struct kc_topo *t);
 /* Units (ranks, or servers for planes: stride = ranks per server) of AHC group h. */
 u64 kc_cost_ahc_group(const struct kc_topo *t, u32 h, bool pods, u32 stride);
 

@@ -28,6 +28,12 @@ struct kc_topo {
 	u32 server_size;	/* ranks per server when all equal, else 0 */
 	u32 pod_servers;	/* servers per pod when all equal, else 0 */
 	u32 pod_ranks;		/* ranks per pod when all equal, else 0 */
+	/*
+	 * Tree Broadcast's slow halves on the merged pod level, walked once
+	 * here rather than at every selection (kc_cost_topo_cache()); 0 when
+	 * there is no such level or the walk had no memory.
+	 */
+	u32 tree_bcast_slow;
 };
 
 /*

@@ -127,4 +127,39 @@ TEST(rooted_phases_on_merged_levels_track_the_simulator)
 	TH_LOG("model/sim in [%.3f, %.3f]", lo, hi);
 }
 
+/*
+ * The topology walks Tree's Broadcast once (kc_cost_topo_cache()): the
+ * walk is 0.2-0.4 ms at 4096 members, and selection runs at every
+ * submission.  The cached walk prices exactly as a fresh one, and only a
+ * topology with a merged level has one.
+ */
+TEST(topology_caches_the_tree_walk_of_its_merged_level)
+{
+	static const struct merged_case flat[] = { { 1, { 16 }, 8 }, { 2, { 8, 8 }, 8 } };
+	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_topo t;
+	u32 ci;
+
+	cfg.algo[KCOLL_LEVEL1] = KCOLL_ALGO_TREE;
+	for (ci = 0; ci < ARRAY_SIZE(cases); ci++) {
+		const struct merged_case *c = &cases[ci];
+		struct kc_cost_model cm = kc_cost_default;
+		u64 cached, fresh;
+
+		cm.conv_q8 = 4 * 256;
+		ASSERT_EQ(0, kc_topo_init_pods(&t, c->npods, c->pods, c->k));
+		EXPECT_NE(0, t.tree_bcast_slow);
+		cached = kc_cost_op(&t, KCOLL_OP_BROADCAST, 16 << 20, &cfg, &cm);
+		t.tree_bcast_slow = 0;	/* as if init had no memory: walk again */
+		fresh = kc_cost_op(&t, KCOLL_OP_BROADCAST, 16 << 20, &cfg, &cm);
+		EXPECT_EQ(fresh, cached);
+		kc_topo_free(&t);
+	}
+	for (ci = 0; ci < ARRAY_SIZE(flat); ci++) {
+		ASSERT_EQ(0, kc_topo_init_pods(&t, flat[ci].npods, flat[ci].pods, flat[ci].k));
+		EXPECT_EQ(0, t.tree_bcast_slow);
+		kc_topo_free(&t);
+	}
+}
+
 TEST_HARNESS_MAIN
