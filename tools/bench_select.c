@@ -113,9 +113,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bench_select [-o OP] [-f FACTOR] [-e MAXBYTES] [-t SUBSTRING]\n"
-		"Regret of automatic selection, 8 B .. MAXBYTES (default 1 GiB) by FACTOR\n"
-		"(default 8), on a grid of topologies (-t: only those whose name contains\n"
-		"SUBSTRING).  OP: allreduce (default), reducescatter, allgather, ...\n");
+		"Regret of automatic selection, 8 B .. MAXBYTES by FACTOR, on a grid of\n"
+		"topologies; exit status 1 when any regret is above 5%%.\n"
+		"  -o, --op OP            allreduce (default), reducescatter, allgather,\n"
+		"                         broadcast, reduce, scatter, gather, alltoall,\n"
+		"                         barrier (one row per topology: no size)\n"
+		"  -f, --factor F         size step (default 8)\n"
+		"  -e, --max-bytes N      largest size (default 1073741824)\n"
+		"  -t, --topology STR     only the topologies whose name contains STR\n"
+		"  -h, --help             this text\n");
 }
 
 int main(int argc, char **argv)
@@ -129,9 +135,19 @@ int main(int argc, char **argv)
 	struct worst worst[8] = { { 0 } };
 	const char *only = NULL;
 	double overall = 0;
+	bool barrier;
 	int c;
 
-	while ((c = getopt(argc, argv, "o:f:e:t:h")) != -1) {
+	static const struct option longopts[] = {
+		{ "op", required_argument, NULL, 'o' },
+		{ "factor", required_argument, NULL, 'f' },
+		{ "max-bytes", required_argument, NULL, 'e' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((c = getopt_long(argc, argv, "o:f:e:t:h", longopts, NULL)) != -1) {
 		if (c == 'f') {
 			factor = (u32)strtoul(optarg, NULL, 0);
 		} else if (c == 'e') {
@@ -141,8 +157,12 @@ int main(int argc, char **argv)
 		} else if (c == 'o') {
 			int o = kc_op_by_name(optarg);
 
-			if (o < 0 || o == KCOLL_OP_BARRIER) {
+			if (o < 0) {
 				fprintf(stderr, "bench_select: unknown operation '%s'\n", optarg);
+				return 2;
+			}
+			if (o == KCOLL_OP_ALLTOALLV) {
+				fprintf(stderr, "bench_select: alltoallv takes per-pair counts; its model is alltoall's, use -o alltoall\n");
 				return 2;
 			}
 			op = (u32)o;
@@ -153,6 +173,7 @@ int main(int argc, char **argv)
 	}
 	if (factor < 2)
 		factor = 2;
+	barrier = op == KCOLL_OP_BARRIER;
 	printf("# bench-select: %s fp32, conformance mode; level0 alpha 1us beta 1/50GB/s,"
 	       " levels 1-2 alpha 5us beta 1/25GB/s, gamma 1/100GB/s\n", kc_op_name(op));
 	printf("# every applicable algorithm is simulated unless its lower bound (sum over\n"
@@ -174,7 +195,8 @@ int main(int argc, char **argv)
 		sim_conformance_model(&m, &cm);
 		if (kc_topo_init_pods(&t, g->npods, g->pods, g->k))
 			return 1;
-		for (b = 8; b <= maxb; b *= factor) {
+		/* a barrier moves no data: one row, b = 0 */
+		for (b = barrier ? 0 : 8; b <= (barrier ? 0 : maxb); b = barrier ? 1 : b * factor) {
 			struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 						.count = b / 4 };
 			struct kc_algo_cfg in = { { 0 }, 0 }, ac, bc = { { 0 }, 0 };
@@ -189,7 +211,7 @@ int main(int argc, char **argv)
 			    op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER ||
 			    op == KCOLL_OP_ALLTOALL)
 				d.count = b / 4 / t.nranks;	/* b: the whole region */
-			if (!d.count) {
+			if (!d.count && !barrier) {
 				printf("  %-28s %10llu (less than one element per rank: no row)\n",
 				       g->name, (unsigned long long)b);
 				continue;
