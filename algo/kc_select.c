@@ -43,39 +43,41 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
  *    64+128 one-rank servers an odd per-rank count makes ReduceScatter
  *    6x slower (2731 elements: 1204 us simulated, 187 modelled).  Every
  *    cut is exact when each group size divides count x gcd of the sizes.
- *    With exact cuts and two pods of one-rank servers, the smaller
- *    dividing the larger, the model is exact (64+128, 2+8 at 2..65536
- *    elements per rank, C = 2 and 4).  Elsewhere it reads up to 20%
- *    (coprime sizes, three sizes) or 5x (planes of multi-rank servers)
- *    low, and AHC runs them only when configured.
- *  - AHC_BROKE's model holds on one-rank servers whose group sizes all
- *    divide the largest; on planes of multi-rank servers or other sizes
- *    it underestimates up to 8x and runs only when configured.
+ *    With exact cuts and two pods, the smaller dividing the larger, the
+ *    model is exact (64+128, 2+8 at 2..65536 elements per rank, C = 2
+ *    and 4; planes of 8+16 x8 and 2+8 x2, where a unit is a server and
+ *    moves k counts).  Elsewhere it reads up to 20% low (coprime sizes,
+ *    three sizes), and AHC runs them only when configured.
+ *  - AHC_BROKE's model holds where the group sizes all divide the
+ *    largest (on planes within 2% low); on other sizes it underestimates
+ *    up to 8x and runs only when configured.
  */
 static bool kc_select_ahc_modelled(const struct kc_topo *t, const struct kc_op_desc *op,
 				   u32 algo)
 {
-	u32 g, ng = t->npods > 1 ? t->npods : t->nservers, big = 0, sz, all = 0;
+	bool pods = t->npods > 1;
+	u32 g, ng = pods ? t->npods : t->nservers, big = 0, sz, all = 0;
+	/* on pods a unit is a server, k ranks: the planes' AHC moves k counts per unit */
+	u32 k = pods ? t->server_size : 1;
+	u64 count;
 
 	if (op->op == KCOLL_OP_ALLREDUCE || op->op == KCOLL_OP_BROADCAST ||
 	    op->op == KCOLL_OP_REDUCE)
 		return true;
-	if (t->npods > 1 && t->server_size != 1)
+	if (!k || (algo == KCOLL_ALGO_AHC && t->npods != 2))
 		return false;
-	if (algo == KCOLL_ALGO_AHC && t->npods != 2)
-		return false;
-	/* pods of one-rank servers from here: a group's ranks are its units */
+	count = op->count * k;
 	for (g = 0; g < ng; g++) {
-		sz = (u32)kc_cost_ahc_group(t, g, t->npods > 1, 1);
+		sz = (u32)kc_cost_ahc_group(t, g, pods, k);
 		big = sz > big ? sz : big;
 		all = (u32)kc_gcd(all, sz);
 	}
 	for (g = 0; g < ng; g++) {
-		sz = (u32)kc_cost_ahc_group(t, g, t->npods > 1, 1);
+		sz = (u32)kc_cost_ahc_group(t, g, pods, k);
 		if (!sz || big % sz)
 			return false;
 		/* AHC: every cut exact (the largest size is their LCM) */
-		if (algo == KCOLL_ALGO_AHC && (op->count % big) * all % big)
+		if (algo == KCOLL_ALGO_AHC && (count % big) * all % big)
 			return false;
 	}
 	return true;

@@ -7,11 +7,14 @@
  * run one after the other in the inter-group Ring.  The test logs the
  * table simulated vs modelled and fails when the model leaves its
  * measured band:
- *  - AHC_BROKE's Broadcast and Reduce (root 0) are exact (within 1%):
- *    the scatter (gather) in the root's group, the Ring among the cards,
- *    and the AG (RS) of the larger groups, of which only mmin members
- *    hold a block;
- *  - AHC_BROKE's RS, AG and AllReduce never overestimate (sim >= model):
+ *  - AHC_BROKE's AllReduce, Broadcast and Reduce (root 0) are exact
+ *    (within 1%): the scatter (gather) in the root's group, the Ring
+ *    among the cards, and the RS and AG of the larger groups, of which
+ *    only mmin members hold a block, priced by the busiest member of
+ *    each NHR step (kc_cost_nhr_uneven()).  Charged (s - 1)/s n, the
+ *    even cut, AllReduce read up to 34% low on 3+9 one-rank pods and
+ *    selection took AHC_BROKE at 1.63x RHD's time on 2+6;
+ *  - AHC_BROKE's RS and AG never overestimate (sim >= model):
  *    selection may prefer it too often, never too rarely;
  *  - AHC's AllReduce, Broadcast and Reduce charge the inter stage for
  *    the chain of segments it is (every n / gcd of the group sizes), and
@@ -45,6 +48,8 @@ struct ahc_case {
 static const struct ahc_case cases[] = {
 	{ 2, { 2, 3 }, 1 }, { 2, { 3, 5 }, 1 }, { 3, { 3, 5, 7 }, 1 },
 	{ 2, { 2, 3 }, 8 }, { 3, { 3, 5, 7 }, 8 },
+	/* not coprime: a larger group three times the smallest, or not a multiple */
+	{ 2, { 2, 6 }, 1 }, { 2, { 4, 6 }, 1 },
 };
 
 /* simulated / modelled time of algo for op, n bytes (whole region) */
@@ -101,13 +106,13 @@ TEST(ahc_cost_function_tracks_the_simulator_on_coprime_groups)
 		       (unsigned long long)sizes[si], s * 1e6, f * 1e6, r);
 		lo = fmin(lo, r);
 		hi = fmax(hi, r);
-		if (algos[a] == KCOLL_ALGO_AHC_BROKE && rooted) {
+		if (algos[a] == KCOLL_ALGO_AHC_BROKE && (rooted || ops[o] == KCOLL_OP_ALLREDUCE)) {
 			EXPECT_GE(r, 0.99);
 			EXPECT_LE(r, 1.01);
 		} else if (algos[a] == KCOLL_ALGO_AHC_BROKE ||
 			   ops[o] == KCOLL_OP_REDUCESCATTER || ops[o] == KCOLL_OP_ALLGATHER) {
 			EXPECT_GE(s, f * (1 - 1e-6));
-			EXPECT_LE(r, ops[o] == KCOLL_OP_ALLREDUCE ? 2.5 : 12);
+			EXPECT_LE(r, 12);
 		} else {
 			EXPECT_GE(r, 0.85);
 			EXPECT_LE(r, rooted ? 2 : 2.5);

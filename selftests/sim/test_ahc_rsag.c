@@ -32,11 +32,12 @@
 struct rsag_case {
 	u32 pods[2];
 	double conv;
+	u32 k;		/* ranks per server: the planes' AHC moves k counts per server */
 };
 
 static const struct rsag_case cases[] = {
-	{ { 64, 128 }, 2 }, { { 64, 128 }, 4 }, { { 2, 8 }, 4 }, { { 8, 16 }, 1 },
-	{ { 4, 12 }, 2 },
+	{ { 64, 128 }, 2, 1 }, { { 64, 128 }, 4, 1 }, { { 2, 8 }, 4, 1 }, { { 8, 16 }, 1, 1 },
+	{ { 4, 12 }, 2, 1 }, { { 8, 16 }, 4, 8 }, { { 2, 8 }, 2, 2 },
 };
 
 /* Simulated time of cfg, count elements per rank. */
@@ -59,6 +60,7 @@ static bool cuts_exact(const struct rsag_case *c, u64 count)
 {
 	u64 g = kc_gcd(c->pods[0], c->pods[1]);
 
+	count *= c->k;
 	return (count * g) % c->pods[0] == 0 && (count * g) % c->pods[1] == 0;
 }
 
@@ -80,7 +82,7 @@ TEST(ahc_rsag_exact_cuts_modelled_exactly_convoys_left_out)
 		double s_ahc, s_auto, model;
 		struct kc_topo t;
 
-		ASSERT_EQ(0, kc_topo_init_pods(&t, 2, c->pods, 1));
+		ASSERT_EQ(0, kc_topo_init_pods(&t, 2, c->pods, c->k));
 		sim_conformance_model(&m, &cm);
 		ahc.algo[KCOLL_LEVEL1] = KCOLL_ALGO_AHC;
 		model = (double)kc_cost_op(&t, ops[o], kc_cost_bytes(&d, t.nranks), &ahc, &cm) /
@@ -89,8 +91,8 @@ TEST(ahc_rsag_exact_cuts_modelled_exactly_convoys_left_out)
 		kc_select_cfg(&t, &d, &in, &cm, &out);
 		s_auto = sim_time(&t, c, ops[o], counts[i], &out);
 		ASSERT_FALSE(isnan(s_ahc) || isnan(s_auto));
-		TH_LOG("%-13s pods %u+%u C=%.0f %6llu el/rank %-7s: AHC simulated %9.2f us, modelled %9.2f us; auto %-9s %9.2f us",
-		       kc_op_name(ops[o]), c->pods[0], c->pods[1], c->conv,
+		TH_LOG("%-13s pods %u+%u x%u C=%.0f %6llu el/rank %-7s: AHC simulated %9.2f us, modelled %9.2f us; auto %-9s %9.2f us",
+		       kc_op_name(ops[o]), c->pods[0], c->pods[1], c->k, c->conv,
 		       (unsigned long long)counts[i], cuts_exact(c, counts[i]) ? "exact" : "convoy",
 		       s_ahc * 1e6, model * 1e6, kc_algo_name(out.algo[KCOLL_LEVEL1]),
 		       s_auto * 1e6);
