@@ -825,7 +825,7 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 		/* n / own: the bytes of one inter-stage chain (see below) */
 		u64 s = sz[h], own = broke ? mmin : around ? g : s;
 		u64 seg = broke ? 1 : (T + s - 1) / s;
-		u64 win = 1, xa = seg * (G - 1), ci, cx, bn, bd;
+		u64 win = 1, xa = seg * (G - 1), ci, cx, bn, bd, ag;
 		u64 red = op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST ? 0 : 1;
 
 		if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) {
@@ -857,10 +857,11 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 		 * reduction either (charging it the RS's put AllReduce
 		 * 8-10% above the simulator at 64 MiB).
 		 */
+		ag = kc_abg(&in, kc_cost_log_alphas(s, in.window), n, bn, bd, 0, 1);
 		if (s == s0)
-			root_in = kc_abg(&in, kc_cost_log_alphas(s, in.window), n, bn, bd, 0, 1);
+			root_in = ag;
 		if (op == KCOLL_OP_ALLREDUCE)
-			ci = kc_sum(ci, kc_abg(&in, kc_cost_log_alphas(s, in.window), n, bn, bd, 0, 1));
+			ci = kc_sum(ci, ag);
 		/*
 		 * AHC's inter stage: every card walks its segments in order
 		 * and a segment waits for all of its G cards, so groups of
