@@ -30,11 +30,10 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
 /*
  * May selection rank @algo (AHC or AHC_BROKE) for @op on @t by
  * kc_cost_ahc()?  Its model is checked against the simulator
- * (selftests/sim/test_ahc_cost) for AllReduce (AHC within 0.85x to 2.5x,
- * AHC_BROKE never above and within 2.5x; regret within 5% on
- * bench-select's pods) and for Broadcast and Reduce (AHC_BROKE exact,
- * AHC 0.85x to 2x; the intra stage inside servers around the planes is
- * Scatter + AllGather and ReduceScatter + Gather, as kc_ahc.c runs it).
+ * (selftests/sim/test_ahc_cost) for AllReduce, Broadcast and Reduce:
+ * AHC_BROKE exact, AHC within 0.85x to 2.5x (the intra stage inside
+ * servers around the planes is Scatter + AllGather and ReduceScatter +
+ * Gather, as kc_ahc.c runs it); regret within 5% on bench-select's pods.
  * For ReduceScatter and AllGather:
  *  - AHC cuts the region of each group's result blocks among the members
  *    of every group.  Where a cut is not exact, the segments of
