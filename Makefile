@@ -125,8 +125,9 @@ clean:
 #   make check-sim     the selftests/sim suite (conformance, parser, selection)
 #   make bench-select  regret of automatic selection on the topology grid
 #                      (2..4096 ranks, 512x8, pods 64+128 and 3+5+7 with
-#                      C = 1, 2, 4; no algorithm left out: symmetric runs
-#                      and a lower bound keep it to about 10 min of CPU)
+#                      C = 1, 2, 4), every operation; no algorithm left
+#                      out: symmetric runs and a lower bound keep it to
+#                      about 30 min of CPU (AllReduce 12, Reduce 7)
 
 JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
@@ -166,12 +167,14 @@ check-sim: $(SIM_TESTS) $(COLL_SIM)
 	done; exit $$fail
 
 # Every operation the model prices (AlltoAllv is priced as AlltoAll);
-# BENCH_SELECT_OPS=allreduce for one.  Fails when any regret is above 5%.
+# BENCH_SELECT_OPS=allreduce for one, BENCH_SELECT_FLAGS='-f 2' for every
+# power of two (default every third).  Fails when any regret is above 5%.
 BENCH_SELECT_OPS ?= allreduce reducescatter allgather broadcast reduce scatter gather \
 	alltoall barrier
+BENCH_SELECT_FLAGS ?=
 bench-select: $(BENCH_SELECT)
 	@fail=0; for op in $(BENCH_SELECT_OPS); do \
-		nice -n 10 $(BENCH_SELECT) --op $$op || fail=1; \
+		nice -n 10 $(BENCH_SELECT) --op $$op $(BENCH_SELECT_FLAGS) || fail=1; \
 	done; exit $$fail
 # <<< issue3
 

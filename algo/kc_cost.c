@@ -413,10 +413,38 @@ static u32 kc_cost_tree_bcast_walk(const struct kc_topo *t, const struct kc_grou
 	return halves;
 }
 
+#define KC_RHD_FOLD_SLOW 0x80000000u	/* bit 31: above any distance bit */
+
 /*
- * The walk is O(p log p), 0.2-0.4 ms at 4096 members: too slow for every
- * submission, so the topology keeps it for rank 0's group on its merged
- * level, the only group the model prices.
+ * Which exchanges of RHD's AllReduce and Reduce (alg_rhd.c, root 0) cross
+ * a pod of group g: bit j when a pair of the block at distance 2^j does,
+ * KC_RHD_FOLD_SLOW when a fold pair (2i, 2i + 1) does.  A step lasts as
+ * long as its slowest pair.
+ */
+static u32 kc_cost_rhd_walk(const struct kc_topo *t, const struct kc_group *g)
+{
+	u32 p = g->size, k = kc_ilog2(p), r = p - (1u << k), v, j, mask = 0;
+
+	for (v = 0; v < r; v++)
+		if (kc_cost_member_pod(t, g, 2 * v) != kc_cost_member_pod(t, g, 2 * v + 1))
+			mask |= KC_RHD_FOLD_SLOW;
+	for (v = 0; v < (1u << k); v++) {
+		u32 a = kc_cost_member_pod(t, g, v < r ? 2 * v : v + r);
+
+		for (j = 0; j < k; j++) {
+			u32 w = v ^ (1u << j);
+
+			if (kc_cost_member_pod(t, g, w < r ? 2 * w : w + r) != a)
+				mask |= 1u << j;
+		}
+	}
+	return mask;
+}
+
+/*
+ * The walks are O(p log p), the tree's 0.2-0.4 ms at 4096 members: too
+ * slow for every submission, so the topology keeps them for rank 0's
+ * group on its merged level, the only group the model prices.
  */
 void kc_cost_topo_cache(struct kc_topo *t)
 {
@@ -424,10 +452,32 @@ void kc_cost_topo_cache(struct kc_topo *t)
 	u32 n, i;
 
 	t->tree_bcast_slow = 0;
+	t->rhd_slow_steps = 0;
 	n = kc_topo_levels(t, 0, lv);
-	for (i = 0; i < n; i++)
-		if (kc_cost_phys(t, &lv[i]) != lv[i].cfg_level)
-			t->tree_bcast_slow = kc_cost_tree_bcast_walk(t, &lv[i].g);
+	for (i = 0; i < n; i++) {
+		if (kc_cost_phys(t, &lv[i]) == lv[i].cfg_level)
+			continue;
+		t->tree_bcast_slow = kc_cost_tree_bcast_walk(t, &lv[i].g);
+		t->rhd_slow_steps = kc_cost_rhd_walk(t, &lv[i].g);
+	}
+}
+
+/*
+ * RHD's AllReduce (Reduce) on a merged level: *x of the *d units of n/p'
+ * its beta counts cross a pod.  The exchange at distance 2^j moves n/2^(j+1)
+ * each way (halving, then doubling back: twice), the fold n and the
+ * unfold n (Reduce: no unfold).
+ */
+static void kc_cost_rhd_slow(const struct kc_cost_lv *l, u32 op, u64 *x, u64 *d)
+{
+	u32 p = l->size, k = kc_ilog2(p), j, mask = l->t->rhd_slow_steps;
+	u64 pw = 1ull << k, folds = p > pw ? (op == KCOLL_OP_REDUCE ? 1 : 2) : 0;
+
+	*d = 2 * (pw - 1) + folds * pw;
+	*x = mask & KC_RHD_FOLD_SLOW ? folds * pw : 0;
+	for (j = 0; j < k; j++)
+		if (mask & (1u << j))
+			*x += pw >> j;
 }
 
 /*
@@ -495,10 +545,17 @@ static u64 kc_cost_scatter_slow(const struct kc_cost_lv *l, u32 algo)
  *    per pod spanned, min(pods, L) of the L rounds at level 2 (exact);
  *    a tree Reduce is charged the same, within [0.9, 1.3] of the
  *    simulator, which times 0.25 to 2.5 slow rounds for 2 to 4 pods;
- *  - NB's Scatter + AllGather Broadcast and its Reduce: (pods - 1) / pods
- *    of the bytes at level 2;
+ *  - NB's Scatter + AllGather Broadcast and its RS + Gather Reduce: the
+ *    Scatter's (Gather's) crossing blocks as below, and all of the AG
+ *    (RS), every step of which has a crossing pair (exact on two pods,
+ *    within 9% low on 3+5+7; (pods - 1) / pods of the bytes was 16% high
+ *    on 16+32+64 and 14% low on 2+3, where selection lost 12% to
+ *    AHC_BROKE);
  *  - Scatter and Gather: the blocks that cross on the root's chain of
- *    sends (kc_cost_scatter_slow(); exact, or at most 26% low).
+ *    sends (kc_cost_scatter_slow(); exact, or at most 26% low);
+ *  - RHD's AllReduce and Reduce: the bytes of the exchanges in which a
+ *    pair crosses (kc_cost_rhd_slow(); exact, were up to 1.86x high).
+ * AllReduce is otherwise not rooted and charged at level 2 throughout.
  * Charging all of it at the converged bandwidth priced these up to 27%
  * too high at C = 4 (bench-select, 64+128 ranks).
  */
@@ -508,15 +565,18 @@ static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo,
 	u64 L = kc_clog2(l->size), x, d;
 	bool rooted = op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE;
 	bool spread = op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER;
+	bool halving = algo == KCOLL_ALGO_RHD && op == KCOLL_OP_ALLREDUCE;
 	bool binomial = op == KCOLL_OP_BROADCAST &&
 			(algo == KCOLL_ALGO_RHD ||
 			 (algo == KCOLL_ALGO_NB && kc_nb_bcast_binomial(l->size, n)));
 
-	if (!l->pods || !(rooted || spread) || l->near.beta >= k.beta || !L)
+	if (!l->pods || !(rooted || spread || halving) || l->near.beta >= k.beta || !L)
 		return k;
 	if (spread) {
 		x = kc_cost_scatter_slow(l, algo);
 		d = l->size - 1;
+	} else if (algo == KCOLL_ALGO_RHD && op != KCOLL_OP_BROADCAST) {
+		kc_cost_rhd_slow(l, op, &x, &d);
 	} else if (algo == KCOLL_ALGO_TREE && op == KCOLL_OP_BROADCAST &&
 	    kc_cost_tree_bcast_slow(l, &x, &d)) {
 		/* x, d set: the walk of both trees */
@@ -524,8 +584,9 @@ static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo,
 		x = l->pods < L ? l->pods : L;
 		d = L;
 	} else if (algo == KCOLL_ALGO_NB) {
-		x = l->pods - 1;
-		d = l->pods;
+		/* the Scatter's (Gather's) crossing blocks, and all of the AG's (RS's) */
+		x = kc_cost_scatter_slow(l, algo) + l->size - 1;
+		d = 2 * ((u64)l->size - 1);
 	} else {
 		return k;
 	}

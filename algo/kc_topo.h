@@ -34,6 +34,8 @@ struct kc_topo {
 	 * there is no such level or the walk had no memory.
 	 */
 	u32 tree_bcast_slow;
+	/* RHD's exchanges there that cross a pod: bit j at distance 2^j, bit 31 the fold */
+	u32 rhd_slow_steps;
 };
 
 /*

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Rooted phases on a merged level (algo/kc_cost.c, kc_cost_lv_link()).
- * Pods of unequal size merge level 1 and level 2 into one level whose
- * members span every pod; it runs at level 2, whose bandwidth the
- * convergence ratio C divides.  A binomial or NCCL tree Broadcast, a tree
- * Reduce and NB's Broadcast and Reduce cross pods on only some of their
- * rounds, so the model mixes the two links: min(pods, ceil(log2 p))
- * rounds of the tree at level 2, and (pods - 1) / pods of NB's bytes.
+ * Phases that cross pods on only part of their work, on a merged level
+ * (algo/kc_cost.c, kc_cost_lv_link()).  Pods of unequal size merge level
+ * 1 and level 2 into one level whose members span every pod; it runs at
+ * level 2, whose bandwidth the convergence ratio C divides.  A binomial
+ * or NCCL tree Broadcast, a tree Reduce, NB's Broadcast and Reduce, the
+ * Scatters and Gathers and RHD's exchanges cross pods on only some of
+ * their rounds, so the model mixes the two links.
  * Charging every round at level 2, as before, priced them up to 27% too
  * high at C = 4 and automatic selection lost that much (bench-select,
  * 64+128 ranks).
@@ -17,8 +17,14 @@
  *    the critical path of its slow transfers (alg_tree.c,
  *    kc_tree_bcast_slow_halves()), which min(pods, L) rounds missed by up
  *    to a round either way (1 for 2+3, 2.5 for 3+5+7);
- *  - Tree's Reduce and NB's Scatter + AllGather Broadcast and its Reduce
- *    within [0.9, 1.3] of the simulator;
+ *  - RHD's AllReduce and Reduce are exact: each exchange (and the fold)
+ *    is slow when one of its pairs crosses a pod (kc_cost_rhd_slow());
+ *    charged at level 2 throughout they were up to 1.86x the simulator
+ *    and selection lost 8-27% to RHD on 2+6 one-rank pods;
+ *  - NB's Scatter + AllGather Broadcast and its Reduce are charged the
+ *    Scatter's crossing blocks and all of the AllGather: exact on two
+ *    pods, never above the simulator and at most 9% below it (3+5+7);
+ *  - Tree's Reduce within [0.9, 1.3] of the simulator;
  *  - Scatter and Gather, priced by the blocks that cross a pod on the
  *    root's chain of sends (kc_cost_scatter_slow()): NHR's and Ring's
  *    exact; NB's and RHD's exact on 64+128, 8+16 x8 and 16+32+64, and
@@ -75,13 +81,13 @@ static int merged_times(const struct merged_case *c, double conv, u32 algo, u32 
 	return ret;
 }
 
-TEST(rooted_phases_on_merged_levels_track_the_simulator)
+TEST(partly_crossing_phases_on_merged_levels_track_the_simulator)
 {
 	static const struct { u32 op, algo; } phases[] = {
 		{ KCOLL_OP_BROADCAST, KCOLL_ALGO_TREE }, { KCOLL_OP_BROADCAST, KCOLL_ALGO_RHD },
 		{ KCOLL_OP_BROADCAST, KCOLL_ALGO_NB }, { KCOLL_OP_REDUCE, KCOLL_ALGO_TREE },
-		{ KCOLL_OP_REDUCE, KCOLL_ALGO_NB },
-		{ KCOLL_OP_SCATTER, KCOLL_ALGO_NB }, { KCOLL_OP_SCATTER, KCOLL_ALGO_NHR },
+		{ KCOLL_OP_REDUCE, KCOLL_ALGO_NB }, { KCOLL_OP_ALLREDUCE, KCOLL_ALGO_RHD },
+		{ KCOLL_OP_REDUCE, KCOLL_ALGO_RHD }, { KCOLL_OP_SCATTER, KCOLL_ALGO_NB }, { KCOLL_OP_SCATTER, KCOLL_ALGO_NHR },
 		{ KCOLL_OP_SCATTER, KCOLL_ALGO_RHD }, { KCOLL_OP_SCATTER, KCOLL_ALGO_RING },
 		{ KCOLL_OP_GATHER, KCOLL_ALGO_NB }, { KCOLL_OP_GATHER, KCOLL_ALGO_NHR },
 		{ KCOLL_OP_GATHER, KCOLL_ALGO_RHD }, { KCOLL_OP_GATHER, KCOLL_ALGO_RING },
@@ -101,8 +107,9 @@ TEST(rooted_phases_on_merged_levels_track_the_simulator)
 		u32 members = c->pods[0] + c->pods[1] + (c->npods > 2 ? c->pods[2] : 0);
 		bool spread = op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER;
 		/* binomial (RHD; NB below 64 KiB) and tree Broadcasts */
-		bool exact = op == KCOLL_OP_BROADCAST &&
-			     (algo != KCOLL_ALGO_NB || kc_nb_bcast_binomial(members, sizes[si]));
+		bool exact = (op == KCOLL_OP_BROADCAST &&
+			      (algo != KCOLL_ALGO_NB || kc_nb_bcast_binomial(members, sizes[si]))) ||
+			     algo == KCOLL_ALGO_RHD;
 		/* the root's chain, the critical path on these pods */
 		bool chain = c->npods == 2 ? c->pods[0] * 2 == c->pods[1] : c->pods[0] == 16;
 		double s, f, r;
@@ -121,6 +128,11 @@ TEST(rooted_phases_on_merged_levels_track_the_simulator)
 			EXPECT_LE(r, 1.005);
 			continue;
 		}
+		if (algo == KCOLL_ALGO_NB && !exact) {
+			EXPECT_GE(r, c->npods == 2 ? 0.995 : 0.9);
+			EXPECT_LE(r, 1.005);
+			continue;
+		}
 		EXPECT_GE(r, exact ? 0.995 : 0.9);
 		EXPECT_LE(r, exact ? 1.005 : 1.3);
 	}
@@ -128,10 +140,10 @@ TEST(rooted_phases_on_merged_levels_track_the_simulator)
 }
 
 /*
- * The topology walks Tree's Broadcast once (kc_cost_topo_cache()): the
- * walk is 0.2-0.4 ms at 4096 members, and selection runs at every
- * submission.  The cached walk prices exactly as a fresh one, and only a
- * topology with a merged level has one.
+ * The topology walks Tree's Broadcast and RHD's exchanges once
+ * (kc_cost_topo_cache()): the tree walk is 0.2-0.4 ms at 4096 members,
+ * and selection runs at every submission.  The cached walk prices exactly
+ * as a fresh one, and only a topology with a merged level has them.
  */
 TEST(topology_caches_the_tree_walk_of_its_merged_level)
 {
@@ -149,6 +161,7 @@ TEST(topology_caches_the_tree_walk_of_its_merged_level)
 		cm.conv_q8 = 4 * 256;
 		ASSERT_EQ(0, kc_topo_init_pods(&t, c->npods, c->pods, c->k));
 		EXPECT_NE(0, t.tree_bcast_slow);
+		EXPECT_NE(0, t.rhd_slow_steps);
 		cached = kc_cost_op(&t, KCOLL_OP_BROADCAST, 16 << 20, &cfg, &cm);
 		t.tree_bcast_slow = 0;	/* as if init had no memory: walk again */
 		fresh = kc_cost_op(&t, KCOLL_OP_BROADCAST, 16 << 20, &cfg, &cm);
@@ -158,6 +171,7 @@ TEST(topology_caches_the_tree_walk_of_its_merged_level)
 	for (ci = 0; ci < ARRAY_SIZE(flat); ci++) {
 		ASSERT_EQ(0, kc_topo_init_pods(&t, flat[ci].npods, flat[ci].pods, flat[ci].k));
 		EXPECT_EQ(0, t.tree_bcast_slow);
+		EXPECT_EQ(0, t.rhd_slow_steps);
 		kc_topo_free(&t);
 	}
 }
