@@ -760,9 +760,9 @@ static u64 kc_cost_pipeline(const struct kc_topo *t, const struct kc_cost_model 
  * consecutive members holds of those points on the circle of s, which
  * are 2h apart but across the wrap.  s - 1 when m = s, the even case.
  * It equals a count over every member for all s < 200, and against the
- * simulator it replaces a charge of (s - 1)/s n that was up to 34% low
- * (AllReduce on 3+9 one-rank pods) and a rule of thumb, m + log2 s - 2,
- * that was up to 31% high (4+6).
+ * simulator it replaces, for AllReduce, a charge of (s - 1)/s n that was
+ * up to 34% low (3+9 one-rank pods) and, for Broadcast and Reduce, a rule
+ * of thumb, m + ceil(log2 s) - 2 blocks, up to 10% high (4+8).
  */
 static u64 kc_cost_nhr_uneven(u64 s, u64 m)
 {
