@@ -466,13 +466,24 @@ void kc_cost_topo_cache(struct kc_topo *t)
  * RHD's AllReduce (Reduce) on a merged level: *x of the *d units of n/p'
  * its beta counts cross a pod.  The exchange at distance 2^j moves n/2^(j+1)
  * each way (halving, then doubling back: twice), the fold n and the
- * unfold n (Reduce: no unfold).
+ * unfold n (Reduce: no unfold).  Its RS and AG on a power of two, whose
+ * exchange at distance 2^j moves 2^j of the p - 1 blocks that the
+ * formula counts.
  */
 static void kc_cost_rhd_slow(const struct kc_cost_lv *l, u32 op, u64 *x, u64 *d)
 {
 	u32 p = l->size, k = kc_ilog2(p), j, mask = l->t->rhd_slow_steps;
 	u64 pw = 1ull << k, folds = p > pw ? (op == KCOLL_OP_REDUCE ? 1 : 2) : 0;
 
+	if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) {
+		/* p a power of two: the exchange at distance 2^j moves 2^j blocks of n/p */
+		*d = pw - 1;
+		*x = 0;
+		for (j = 0; j < k; j++)
+			if (mask & (1u << j))
+				*x += 1ull << j;
+		return;
+	}
 	*d = 2 * (pw - 1) + folds * pw;
 	*x = mask & KC_RHD_FOLD_SLOW ? folds * pw : 0;
 	for (j = 0; j < k; j++)
@@ -553,8 +564,9 @@ static u64 kc_cost_scatter_slow(const struct kc_cost_lv *l, u32 algo)
  *    AHC_BROKE);
  *  - Scatter and Gather: the blocks that cross on the root's chain of
  *    sends (kc_cost_scatter_slow(); exact, or at most 26% low);
- *  - RHD's AllReduce and Reduce: the bytes of the exchanges in which a
- *    pair crosses (kc_cost_rhd_slow(); exact, were up to 1.86x high).
+ *  - RHD's AllReduce and Reduce, and its RS and AG on a power of two:
+ *    the bytes of the exchanges in which a pair crosses
+ *    (kc_cost_rhd_slow(); exact, were up to 1.86x high).
  * AllReduce is otherwise not rooted and charged at level 2 throughout.
  * Charging all of it at the converged bandwidth priced these up to 27%
  * too high at C = 4 (bench-select, 64+128 ranks).
@@ -565,7 +577,15 @@ static struct kc_cost_link kc_cost_lv_link(const struct kc_cost_lv *l, u32 algo,
 	u64 L = kc_clog2(l->size), x, d;
 	bool rooted = op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE;
 	bool spread = op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER;
-	bool halving = algo == KCOLL_ALGO_RHD && op == KCOLL_OP_ALLREDUCE;
+	/*
+	 * RHD's RS and AG only on a power of two: with a fold, which half of
+	 * an interval holds the two-block members decides which pairs carry
+	 * the most, and the per-step count below read up to 14% low (64+128).
+	 */
+	bool halving = algo == KCOLL_ALGO_RHD &&
+		       (op == KCOLL_OP_ALLREDUCE ||
+			((op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) &&
+			 kc_is_pow2(l->size)));
 	bool binomial = op == KCOLL_OP_BROADCAST &&
 			(algo == KCOLL_ALGO_RHD ||
 			 (algo == KCOLL_ALGO_NB && kc_nb_bcast_binomial(l->size, n)));
@@ -811,13 +831,37 @@ static u64 kc_cost_ahc_windows(const struct kc_topo *t, u32 algo, u64 s, u32 G, 
 	return w;
 }
 
+/*
+ * AHC_BROKE's ReduceScatter and AllGather deal each group's region, m_h
+ * blocks of n / units, to the s members of every group in windows of s:
+ * a member of a group of s moves s - 1 blocks in NHR's phases over a full
+ * window and kc_cost_nhr_uneven(s, w) over a last one of w.  Charged
+ * (s - 1)/s n as one even cut, and the inter Ring (G - 1)/mmin n where
+ * member 0 of the smallest group owns ceil(m_h / mmin) blocks of every
+ * region, both were 17% low on 2+3 pods.
+ */
+static u64 kc_cost_broke_rsag_blocks(const struct kc_topo *t, u64 s, u32 G, bool pods,
+				     u32 stride)
+{
+	u64 b = 0, mh;
+	u32 h;
+
+	for (h = 0; h < G; h++) {
+		mh = kc_cost_ahc_group(t, h, pods, stride);
+		b += mh / s * (s - 1);
+		if (mh % s)
+			b += kc_cost_nhr_uneven(s, mh % s);
+	}
+	return b;
+}
+
 static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo,
 		       u32 op, u64 n, const u32 *l0algo)
 {
 	u32 sz[3] = { 0 }, nsz = 0, G, h, i, stride = 1, intra_lv, inter_lv;
 	struct kc_cost_link in, x;
 	u64 T, c = 0, worst_in = 0, worst_x = 0, sum = 0, mmin = U32_MAX, s0, root_in = 0;
-	u64 g = 0;
+	u64 g = 0, units = 0, wmin;
 	bool pods = t->npods > 1, planes = pods && t->server_size > 1;
 	bool broke = algo == KCOLL_ALGO_AHC_BROKE;
 	bool rooted = op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE;
@@ -864,6 +908,7 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 
 		mmin = kc_min_u64(mmin, s);
 		g = kc_gcd(g, s);
+		units += s;
 		for (i = 0; i < nsz && sz[i] != s; i++)
 			;
 		if (i == nsz) {
@@ -882,6 +927,7 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 		    kc_gcd(sz[1], sz[2]) + kc_gcd(kc_gcd(sz[0], sz[1]), sz[2]);
 	else
 		T = sum;
+	wmin = kc_cost_ahc_windows(t, algo, mmin, G, pods, stride);
 	for (h = 0; h < nsz && h < ARRAY_SIZE(sz); h++) {
 		/* n / own: the bytes of one inter-stage chain (see below) */
 		u64 s = sz[h], own = broke ? mmin : around ? g : s;
@@ -910,6 +956,9 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 			/* only mmin members hold a block, n / mmin */
 			bn = kc_cost_nhr_uneven(s, mmin);
 			bd = mmin;
+		} else if (broke) {
+			bn = kc_cost_broke_rsag_blocks(t, s, G, pods, stride);
+			bd = units;
 		}
 		ci = kc_abg(&in, win * kc_cost_log_alphas(s, in.window), n, bn, bd, red * bn, bd);
 		/*
@@ -941,6 +990,8 @@ static u64 kc_cost_ahc(const struct kc_topo *t, const struct kc_cost_model *m, u
 		else if (!broke && rooted)
 			cx = kc_abg(&x, xa, n, 2 * (G - 1) * (G - 1) + (u64)G * (G - 2),
 				    (u64)G * (G - 1) * own, red * (G - 1), own);
+		else if (broke && !rooted)
+			cx = kc_abg(&x, xa, n, (G - 1) * wmin, units, red * (G - 1) * wmin, units);
 		else
 			cx = kc_abg(&x, xa, n, G - 1, own, red * (G - 1), own);
 		worst_in = kc_max_u64(worst_in, ci);

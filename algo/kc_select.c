@@ -47,9 +47,11 @@ u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks)
  *    and 4; planes of 8+16 x8 and 2+8 x2, where a unit is a server and
  *    moves k counts).  Elsewhere it reads up to 20% low (coprime sizes,
  *    three sizes), and AHC runs them only when configured.
- *  - AHC_BROKE's model holds where the group sizes all divide the
- *    largest (on planes within 2% low); on other sizes it underestimates
- *    up to 8x and runs only when configured.
+ *  - AHC_BROKE's model (windows of s blocks, the last one short, priced
+ *    by kc_cost_nhr_uneven()) is exact on two groups of any sizes and on
+ *    more whose sizes all divide the largest (within 2% low on planes);
+ *    on 3+5+7 it reads 0.84-1.10 of the simulator, and there AHC_BROKE
+ *    runs RS/AG only when configured.
  */
 static bool kc_select_ahc_modelled(const struct kc_topo *t, const struct kc_op_desc *op,
 				   u32 algo)
@@ -73,7 +75,8 @@ static bool kc_select_ahc_modelled(const struct kc_topo *t, const struct kc_op_d
 	}
 	for (g = 0; g < ng; g++) {
 		sz = (u32)kc_cost_ahc_group(t, g, pods, k);
-		if (!sz || big % sz)
+		/* AHC_BROKE: exact on any two groups, on more where sizes divide */
+		if (!sz || (big % sz && (algo == KCOLL_ALGO_AHC || ng > 2)))
 			return false;
 		/* AHC: every cut exact (the largest size is their LCM) */
 		if (algo == KCOLL_ALGO_AHC && (count % big) * all % big)

@@ -14,8 +14,10 @@
  *    each NHR step (kc_cost_nhr_uneven()).  Charged (s - 1)/s n, the
  *    even cut, AllReduce read up to 34% low on 3+9 one-rank pods and
  *    selection took AHC_BROKE at 1.63x RHD's time on 2+6;
- *  - AHC_BROKE's RS and AG never overestimate (sim >= model):
- *    selection may prefer it too often, never too rarely;
+ *  - AHC_BROKE's RS and AG deal each region in windows of s blocks, the
+ *    last one short and priced like the uneven cut above: exact on two
+ *    groups (were 17% low on 2+3), 0.88-1.21 of the model on 3+5+7,
+ *    where selection does not rank it for them;
  *  - AHC's AllReduce, Broadcast and Reduce charge the inter stage for
  *    the chain of segments it is (every n / gcd of the group sizes), and
  *    overestimate by at most 15%, where the intra stages overlap that
@@ -106,11 +108,15 @@ TEST(ahc_cost_function_tracks_the_simulator_on_coprime_groups)
 		       (unsigned long long)sizes[si], s * 1e6, f * 1e6, r);
 		lo = fmin(lo, r);
 		hi = fmax(hi, r);
-		if (algos[a] == KCOLL_ALGO_AHC_BROKE && (rooted || ops[o] == KCOLL_OP_ALLREDUCE)) {
+		if (algos[a] == KCOLL_ALGO_AHC_BROKE && (c->npods == 2 || rooted ||
+							 ops[o] == KCOLL_OP_ALLREDUCE)) {
 			EXPECT_GE(r, 0.99);
 			EXPECT_LE(r, 1.01);
-		} else if (algos[a] == KCOLL_ALGO_AHC_BROKE ||
-			   ops[o] == KCOLL_OP_REDUCESCATTER || ops[o] == KCOLL_OP_ALLGATHER) {
+		} else if (algos[a] == KCOLL_ALGO_AHC_BROKE) {
+			/* RS, AG on three coprime groups: not ranked by selection */
+			EXPECT_GE(r, 0.85);
+			EXPECT_LE(r, 1.25);
+		} else if (ops[o] == KCOLL_OP_REDUCESCATTER || ops[o] == KCOLL_OP_ALLGATHER) {
 			EXPECT_GE(s, f * (1 - 1e-6));
 			EXPECT_LE(r, 12);
 		} else {
