@@ -476,12 +476,12 @@ static void kc_cost_rhd_slow(const struct kc_cost_lv *l, u32 op, u64 *x, u64 *d)
 	u64 pw = 1ull << k, folds = p > pw ? (op == KCOLL_OP_REDUCE ? 1 : 2) : 0;
 
 	if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) {
-		/* p a power of two: the exchange at distance 2^j moves 2^j blocks of n/p */
+		/*
+		 * p a power of two: the exchange at distance 2^j moves 2^j
+		 * blocks of n/p, so the slow ones add up to the mask's low bits.
+		 */
 		*d = pw - 1;
-		*x = 0;
-		for (j = 0; j < k; j++)
-			if (mask & (1u << j))
-				*x += 1ull << j;
+		*x = mask & (pw - 1);
 		return;
 	}
 	*d = 2 * (pw - 1) + folds * pw;
@@ -788,12 +788,10 @@ static u64 kc_cost_nhr_uneven(u64 s, u64 m)
 {
 	u64 v = 0, h, n, gap, k;
 
+	if (m >= s)
+		return s - 1;	/* every distance 1..s-1 is h times an odd number once */
 	for (h = 1; h < s; h <<= 1) {
 		n = (s - 1 + h) / (2 * h);
-		if (m >= s) {
-			v += n;
-			continue;
-		}
 		gap = s - 2 * h * (n - 1);	/* from the last point, h + 2h(n-1), round to h */
 		k = (m - 1) / (2 * h) + 1;
 		if (n >= 2 && gap <= m - 1)
