@@ -279,6 +279,8 @@ $(COLL_OBJS) $(COLL_PIC_OBJS) $(OBJDIR)/tools/coll_perf.o $(OBJDIR)/tools/collct
 	$(LIB_TESTS:%=%.o) $(OBJDIR)/selftests/lib/vm_async.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
 $(OBJDIR)/tools/collctl.o $(COLLCTL_PARTS) $(OBJDIR)/selftests/lib/test_collctl.o: \
 	CFLAGS_US += -I$(TOP)/tools $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+# collctl calibrate runs collectives: libcoll's header too.
+$(OBJDIR)/tools/calibrate.o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools $(JSONC_CFLAGS)
 $(LIB_TESTS:%=%.o): | $(KSFT_DIR)/kselftest_harness.h
 
 $(OBJDIR)/lib/pic/%.o: lib/%.c
@@ -307,13 +309,17 @@ $(COLL_PERF): $(OBJDIR)/tools/coll_perf.o $(COLL_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 
-$(COLLCTL): $(OBJDIR)/tools/collctl.o $(COLLCTL_PARTS) $(COLL_A) $(ALGO_LIB)
+$(COLLCTL): $(OBJDIR)/tools/collctl.o $(OBJDIR)/tools/calibrate.o $(COLLCTL_PARTS) $(COLL_A) \
+	$(ALGO_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
 
 # collctl's parsers and formatters under test; it also runs collctl itself.
 $(OBJDIR)/selftests/lib/test_collctl: $(COLLCTL_PARTS) $(ALGO_LIB)
 $(OBJDIR)/selftests/lib/test_collctl: LDFLAGS_US += $(LIBNL_LIBS)
+# collctl calibrate's fit against the module's model, no cluster needed.
+$(OBJDIR)/selftests/lib/test_collctl_fit: $(OBJDIR)/tools/collctl_fit.o $(ALGO_LIB)
+$(OBJDIR)/selftests/lib/test_collctl_fit.o: CFLAGS_US += -I$(TOP)/tools
 
 # The end-to-end programs of the virtual cluster (selftests/lib/vm_e2e.sh).
 LIB_VM_TESTS := $(OBJDIR)/selftests/lib/vm_async

@@ -49,13 +49,15 @@ struct kcoll_algo_sel {
 };
 
 /*
- * One level's links for automatic selection, in the units an operator
- * knows: latency, link and reduction throughput in Gbit/s (10^9 bit/s).
+ * One level's links for automatic selection: latency, link and reduction
+ * throughput.  The rates are kept in Mbit/s (10^6 bit/s) so that a slow
+ * link (an emulated one moves a few hundred Mbit/s) has a value; sysfs
+ * shows and takes them in Gbit/s with up to three decimals.
  */
 struct kcoll_link_tun {
 	u32 alpha_ns;
-	u32 gbps;
-	u32 reduce_gbps;
+	u32 mbps;
+	u32 reduce_mbps;
 };
 
 struct kcoll_tunables {
@@ -77,8 +79,8 @@ struct kcoll_tunables {
 #define KCOLL_TIMEOUT_MIN	10u
 #define KCOLL_TIMEOUT_MAX	3600000u
 #define KCOLL_ALPHA_NS_MAX	10000000u	/* 10 ms */
-#define KCOLL_GBPS_MIN		1u
-#define KCOLL_GBPS_MAX		1000000u
+#define KCOLL_MBPS_MIN		1u		/* 0.001 Gbit/s */
+#define KCOLL_MBPS_MAX		1000000000u	/* 1000000 Gbit/s */
 #define KCOLL_CONV_PCT_MIN	100u		/* C >= 1 */
 #define KCOLL_CONV_PCT_MAX	100000u
 

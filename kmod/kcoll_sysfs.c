@@ -7,8 +7,12 @@
  *
  * The link model (levelN_alpha_ns, levelN_gbps, levelN_reduce_gbps,
  * level2_conv_pct) is what automatic selection ranks algorithms on; its
- * defaults are algo/kc_cost.c's kc_cost_default in these units.
+ * defaults are algo/kc_cost.c's kc_cost_default in these units.  Rates
+ * are kept in Mbit/s and read and written in Gbit/s with up to three
+ * decimals ("0.16"): `collctl calibrate` measures links far slower than
+ * 1 Gbit/s under emulation.
  */
+#include <linux/ctype.h>
 #include <linux/device.h>
 #include <linux/kernel.h>
 #include <linux/moduleparam.h>
@@ -28,9 +32,9 @@ static struct kcoll_tunables kcoll_tun = {
 	.algo = "",
 	/* = kc_cost_default: 1 us / 50 GB/s, 5 us / 25 GB/s, 10 GB/s reduce */
 	.link = {
-		[KCOLL_LEVEL0] = { .alpha_ns = 1000, .gbps = 400, .reduce_gbps = 80 },
-		[KCOLL_LEVEL1] = { .alpha_ns = 5000, .gbps = 200, .reduce_gbps = 80 },
-		[KCOLL_LEVEL2] = { .alpha_ns = 5000, .gbps = 200, .reduce_gbps = 80 },
+		[KCOLL_LEVEL0] = { .alpha_ns = 1000, .mbps = 400000, .reduce_mbps = 80000 },
+		[KCOLL_LEVEL1] = { .alpha_ns = 5000, .mbps = 200000, .reduce_mbps = 80000 },
+		[KCOLL_LEVEL2] = { .alpha_ns = 5000, .mbps = 200000, .reduce_mbps = 80000 },
 	},
 	.conv_pct = 100,
 };
@@ -57,9 +61,9 @@ static int kcoll_check_alpha(u32 v)
 	return v <= KCOLL_ALPHA_NS_MAX ? 0 : -EINVAL;
 }
 
-static int kcoll_check_gbps(u32 v)
+static int kcoll_check_mbps(u32 v)
 {
-	return v >= KCOLL_GBPS_MIN && v <= KCOLL_GBPS_MAX ? 0 : -EINVAL;
+	return v >= KCOLL_MBPS_MIN && v <= KCOLL_MBPS_MAX ? 0 : -EINVAL;
 }
 
 static int kcoll_check_conv(u32 v)
@@ -67,10 +71,10 @@ static int kcoll_check_conv(u32 v)
 	return v >= KCOLL_CONV_PCT_MIN && v <= KCOLL_CONV_PCT_MAX ? 0 : -EINVAL;
 }
 
-/* Femtoseconds per byte at @gbps Gbit/s: 8 bits * 10^15 fs / (gbps * 10^9). */
-static u64 kcoll_fs_per_byte(u32 gbps)
+/* Femtoseconds per byte at @mbps Mbit/s: 8 bits * 10^15 fs / (mbps * 10^6). */
+static u64 kcoll_fs_per_byte(u32 mbps)
 {
-	return DIV_ROUND_CLOSEST_ULL(8000000ull, gbps);
+	return DIV_ROUND_CLOSEST_ULL(8000000000ull, mbps);
 }
 
 void kcoll_tunables_model(const struct kcoll_tunables *t, struct kc_cost_model *m)
@@ -79,8 +83,8 @@ void kcoll_tunables_model(const struct kcoll_tunables *t, struct kc_cost_model *
 
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
 		m->lv[l].alpha = (u64)t->link[l].alpha_ns * 1000000ull;
-		m->lv[l].beta = kcoll_fs_per_byte(t->link[l].gbps);
-		m->lv[l].gamma = kcoll_fs_per_byte(t->link[l].reduce_gbps);
+		m->lv[l].beta = kcoll_fs_per_byte(t->link[l].mbps);
+		m->lv[l].gamma = kcoll_fs_per_byte(t->link[l].reduce_mbps);
 	}
 	m->conv_q8 = DIV_ROUND_CLOSEST(t->conv_pct * 256, 100);
 	m->window = t->slots;	/* the executor's window: kcoll_comm.c */
@@ -93,14 +97,63 @@ void kcoll_tunables_get(struct kcoll_tunables *t)
 	mutex_unlock(&kcoll_tun_lock);
 }
 
+/*
+ * Gbit/s with at most three decimals ("200", "0.16", "2.5\n") to Mbit/s.
+ * A sign, an exponent, a fourth decimal or a bare point is -EINVAL.
+ */
+static int kcoll_parse_gbit(const char *buf, u32 *mbps)
+{
+	u32 whole = 0, frac = 0, digits = 0;
+	const char *p = buf;
+
+	if (!isdigit(*p))
+		return -EINVAL;
+	for (; isdigit(*p); p++) {
+		whole = whole * 10 + (*p - '0');
+		if (whole > KCOLL_MBPS_MAX / 1000)
+			return -EINVAL;
+	}
+	if (*p == '.') {
+		for (p++; isdigit(*p); p++, digits++) {
+			if (digits == 3)
+				return -EINVAL;
+			frac = frac * 10 + (*p - '0');
+		}
+		if (!digits)
+			return -EINVAL;
+	}
+	for (; digits < 3; digits++)
+		frac *= 10;
+	if (*p == '\n')
+		p++;
+	if (*p)
+		return -EINVAL;
+	*mbps = whole * 1000 + frac;
+	return 0;
+}
+
+/* @mbps as Gbit/s, without trailing zeros: 200000 -> "200", 160 -> "0.16". */
+static int kcoll_emit_gbit(char *buf, u32 mbps)
+{
+	u32 frac = mbps % 1000;
+
+	if (!frac)
+		return sysfs_emit(buf, "%u\n", mbps / 1000);
+	if (!(frac % 100))
+		return sysfs_emit(buf, "%u.%u\n", mbps / 1000, frac / 100);
+	if (!(frac % 10))
+		return sysfs_emit(buf, "%u.%02u\n", mbps / 1000, frac / 10);
+	return sysfs_emit(buf, "%u.%03u\n", mbps / 1000, frac);
+}
+
 /* Parse and check a u32 value, then store it under the lock. */
-static int kcoll_set_u32(const char *buf, u32 *field, int (*check)(u32))
+static int kcoll_set_u32(const char *buf, u32 *field, int (*check)(u32), bool gbit)
 {
 	u32 v;
 	int ret;
 
 	/* Out of u32's range (ERANGE from kstrtou32) is just as invalid. */
-	if (kstrtou32(buf, 0, &v))
+	if (gbit ? kcoll_parse_gbit(buf, &v) : kstrtou32(buf, 0, &v))
 		return -EINVAL;
 	ret = check(v);
 	if (ret)
@@ -141,10 +194,14 @@ out:
 
 /* ------------------------------------------------------ module parameters */
 
-/* A numeric tunable: where it lives and what values it takes. */
+/*
+ * A numeric tunable: where it lives, what values it takes, and whether it
+ * is a rate kept in Mbit/s that users read and write in Gbit/s.
+ */
 struct kcoll_u32_tunable {
 	u32 *field;
 	int (*check)(u32 v);
+	bool gbit;
 };
 
 static struct kcoll_u32_tunable kcoll_tun_chunk = { &kcoll_tun.chunk_bytes, kcoll_check_chunk };
@@ -162,11 +219,11 @@ static struct kcoll_u32_tunable kcoll_tun_l0_alpha = {
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l0_gbps = {
-	&kcoll_tun.link[KCOLL_LEVEL0].gbps, kcoll_check_gbps
+	&kcoll_tun.link[KCOLL_LEVEL0].mbps, kcoll_check_mbps, true
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l0_red = {
-	&kcoll_tun.link[KCOLL_LEVEL0].reduce_gbps, kcoll_check_gbps
+	&kcoll_tun.link[KCOLL_LEVEL0].reduce_mbps, kcoll_check_mbps, true
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l1_alpha = {
@@ -174,11 +231,11 @@ static struct kcoll_u32_tunable kcoll_tun_l1_alpha = {
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l1_gbps = {
-	&kcoll_tun.link[KCOLL_LEVEL1].gbps, kcoll_check_gbps
+	&kcoll_tun.link[KCOLL_LEVEL1].mbps, kcoll_check_mbps, true
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l1_red = {
-	&kcoll_tun.link[KCOLL_LEVEL1].reduce_gbps, kcoll_check_gbps
+	&kcoll_tun.link[KCOLL_LEVEL1].reduce_mbps, kcoll_check_mbps, true
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l2_alpha = {
@@ -186,11 +243,11 @@ static struct kcoll_u32_tunable kcoll_tun_l2_alpha = {
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l2_gbps = {
-	&kcoll_tun.link[KCOLL_LEVEL2].gbps, kcoll_check_gbps
+	&kcoll_tun.link[KCOLL_LEVEL2].mbps, kcoll_check_mbps, true
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l2_red = {
-	&kcoll_tun.link[KCOLL_LEVEL2].reduce_gbps, kcoll_check_gbps
+	&kcoll_tun.link[KCOLL_LEVEL2].reduce_mbps, kcoll_check_mbps, true
 };
 
 static struct kcoll_u32_tunable kcoll_tun_l2_conv = { &kcoll_tun.conv_pct, kcoll_check_conv };
@@ -199,13 +256,15 @@ static int kcoll_param_set_u32(const char *val, const struct kernel_param *kp)
 {
 	const struct kcoll_u32_tunable *t = kp->arg;
 
-	return kcoll_set_u32(val, t->field, t->check);
+	return kcoll_set_u32(val, t->field, t->check, t->gbit);
 }
 
 static int kcoll_param_get_u32(char *buf, const struct kernel_param *kp)
 {
 	const struct kcoll_u32_tunable *t = kp->arg;
 
+	if (t->gbit)
+		return kcoll_emit_gbit(buf, READ_ONCE(*t->field));
 	return sysfs_emit(buf, "%u\n", READ_ONCE(*t->field));
 }
 
@@ -227,7 +286,7 @@ MODULE_PARM_DESC(connect_timeout_ms, "connection set-up timeout in ms (default 3
 module_param_cb(level0_alpha_ns, &kcoll_param_ops_u32, &kcoll_tun_l0_alpha, 0444);
 MODULE_PARM_DESC(level0_alpha_ns, "level-0 (in-server) latency in ns, 0..10000000 (default 1000)");
 module_param_cb(level0_gbps, &kcoll_param_ops_u32, &kcoll_tun_l0_gbps, 0444);
-MODULE_PARM_DESC(level0_gbps, "level-0 link bandwidth in Gbit/s, 1..1000000 (default 400)");
+MODULE_PARM_DESC(level0_gbps, "level-0 link bandwidth in Gbit/s, 0.001..1000000, three decimals (default 400)");
 module_param_cb(level0_reduce_gbps, &kcoll_param_ops_u32, &kcoll_tun_l0_red, 0444);
 MODULE_PARM_DESC(level0_reduce_gbps, "level-0 reduction throughput in Gbit/s (default 80)");
 module_param_cb(level1_alpha_ns, &kcoll_param_ops_u32, &kcoll_tun_l1_alpha, 0444);
@@ -278,6 +337,8 @@ static ssize_t kcoll_u32_show(struct device *dev, struct device_attribute *attr,
 {
 	struct kcoll_u32_attr *a = container_of(attr, struct kcoll_u32_attr, attr);
 
+	if (a->tun->gbit)
+		return kcoll_emit_gbit(buf, READ_ONCE(*a->tun->field));
 	return sysfs_emit(buf, "%u\n", READ_ONCE(*a->tun->field));
 }
 
@@ -285,7 +346,7 @@ static ssize_t kcoll_u32_store(struct device *dev, struct device_attribute *attr
 			       const char *buf, size_t count)
 {
 	struct kcoll_u32_attr *a = container_of(attr, struct kcoll_u32_attr, attr);
-	int ret = kcoll_set_u32(buf, a->tun->field, a->tun->check);
+	int ret = kcoll_set_u32(buf, a->tun->field, a->tun->check, a->tun->gbit);
 
 	return ret ? ret : count;
 }

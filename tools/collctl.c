@@ -16,6 +16,9 @@
  *   collctl [-j] check-ranktable FILE    validate a rank table, list its ranks
  *   collctl [-j] check-algo STRING       parse an HCCL_ALGO string, show the
  *                                        algorithm per operation and level
+ *   collctl [-j] calibrate [--write] ... on every rank: measure each level's
+ *                                        links, fit the link model of automatic
+ *                                        selection (calibrate.c)
  *
  * The module is reached through the info ioctl of /dev/kcoll (libcoll),
  * the attributes of /sys/class/misc/kcoll/ and the generic netlink family
@@ -26,6 +29,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -34,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calibrate.h"
 #include "coll.h"
 #include "collctl_explain.h"
 #include "collctl_fmt.h"
@@ -111,6 +116,25 @@ static void usage(FILE *f, const char *prog)
 "                           its ranks, servers and super pods\n"
 "  check-algo STRING        parse an HCCL_ALGO string and show the algorithm\n"
 "                           each operation gets per level\n"
+"  calibrate [--ranktable FILE] [--rank R] [--sizes LIST] [--iters N]\n"
+"            [--timeout SECONDS] [--write]\n"
+"                           run on every rank of a rank table at once (like\n"
+"                           coll-perf; FILE and R default to $KCOLL_RANKTABLE\n"
+"                           and $KCOLL_RANK): for each level the table has, a\n"
+"                           group that uses only that level's links (the ranks\n"
+"                           of one server; one rank per server; one rank per\n"
+"                           super pod) times AllGather and ReduceScatter with\n"
+"                           Ring and Mesh at each size of LIST (default\n"
+"                           4K,256K,4M; N timed runs each, default 5), and the\n"
+"                           level's alpha_ns, gbps and reduce_gbps are fitted\n"
+"                           to the times with the module's own cost model.\n"
+"                           Rank 0 prints the model, its error against the\n"
+"                           times, and each time measured and modelled before\n"
+"                           and after.  --write sets it in sysfs on every node\n"
+"                           (root; every rank computes the same values);\n"
+"                           without, the collctl config commands are printed.\n"
+"                           SECONDS (default 600) bounds each communicator's\n"
+"                           set-up: ranks outside a group wait that long\n"
 "\n"
 "Options:\n"
 "  -j, --json               JSON output\n"
@@ -539,7 +563,7 @@ static int cmd_check_algo(const struct ctl *c, int argc, char **argv)
 static int sysfs_model(const struct ctl *c, struct kc_cost_model *m)
 {
 	static const char *const fields[] = { "alpha_ns", "gbps", "reduce_gbps" };
-	unsigned long v[3];
+	unsigned long long v[3];
 	char name[64], val[64];
 	u32 l, i;
 	int ret;
@@ -550,13 +574,15 @@ static int sysfs_model(const struct ctl *c, struct kc_cost_model *m)
 			ret = read_attr(c, name, val, sizeof(val));
 			if (ret)
 				return ret;
-			v[i] = strtoul(val, NULL, 10);
+			/* rates are Gbit/s with up to three decimals: keep Mbit/s */
+			v[i] = i ? (unsigned long long)llround(strtod(val, NULL) * 1000) :
+				   strtoull(val, NULL, 10);
 			if (i && !v[i])
 				return -EINVAL;
 		}
-		m->lv[l].alpha = (u64)v[0] * 1000000ull;
-		m->lv[l].beta = (8000000ull + v[1] / 2) / v[1];
-		m->lv[l].gamma = (8000000ull + v[2] / 2) / v[2];
+		m->lv[l].alpha = v[0] * 1000000ull;
+		m->lv[l].beta = (8000000000ull + v[1] / 2) / v[1];
+		m->lv[l].gamma = (8000000000ull + v[2] / 2) / v[2];
 	}
 	ret = read_attr(c, "level2_conv_pct", val, sizeof(val));
 	if (ret)
@@ -883,6 +909,17 @@ static int cmd_monitor(const struct ctl *c, int argc, char **argv)
 	return 0;
 }
 
+/* The fit starts from the module's model (the built-in one without it). */
+static int cmd_calibrate(const struct ctl *c, int argc, char **argv)
+{
+	struct cc_calib_env env = { .prog = c->prog, .sysfs = c->sysfs, .device = c->device,
+				    .json = c->json };
+
+	if (sysfs_model(c, &env.start))
+		env.start = kc_cost_default;
+	return cc_calibrate(&env, argc, argv);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -926,6 +963,8 @@ int main(int argc, char **argv)
 		return cmd_explain(&c, argc, argv);
 	if (!strcmp(cmd, "monitor"))
 		return cmd_monitor(&c, argc, argv);
+	if (!strcmp(cmd, "calibrate"))
+		return cmd_calibrate(&c, argc, argv);
 	fprintf(stderr, "%s: unknown command '%s'\nTry '%s --help'.\n", c.prog, cmd, c.prog);
 	return 2;
 }

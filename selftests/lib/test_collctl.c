@@ -459,6 +459,74 @@ TEST(without_the_module_collctl_says_what_to_do)
 	EXPECT_NE(NULL, strstr(r.out, "is the kcoll module loaded?")) TH_LOG("%s", r.out);
 }
 
+/* A rank table of @n ranks, one per server, in @path. */
+static int write_table(const char *path, int n)
+{
+	FILE *o = fopen(path, "w");
+	int i;
+
+	if (!o)
+		return -1;
+	fprintf(o, "{\"version\":\"1.0\",\"server_count\":\"%d\",\"server_list\":[", n);
+	for (i = 0; i < n; i++)
+		fprintf(o, "%s{\"server_id\":\"s%d\",\"device\":[{\"device_id\":\"0\","
+			"\"device_ip\":\"127.0.0.%d\",\"rank_id\":\"%d\"}]}", i ? "," : "", i,
+			i + 1, i);
+	fprintf(o, "],\"status\":\"completed\"}\n");
+	return fclose(o);
+}
+
+TEST(calibrate_says_what_is_wrong_before_it_measures)
+{
+	char one[] = "/tmp/test_collctl.one.XXXXXX", two[] = "/tmp/test_collctl.two.XXXXXX";
+	char args[512];
+	struct run r;
+	int fd;
+
+	ASSERT_EQ(0, run(&r, "calibrate"));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "--ranktable FILE --rank R, or KCOLL_RANKTABLE and "
+			       "KCOLL_RANK")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "calibrate -T x -R 0 --sizes 4K,4K"));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "not all equal")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "calibrate -T x -R 0 --iters 0"));
+	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "--iters '0'")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "calibrate -T /nonexistent/table -R 0"));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "/nonexistent/table")) TH_LOG("%s", r.out);
+
+	fd = mkstemp(one);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, write_table(one, 1));
+	snprintf(args, sizeof(args), "calibrate -T %s -R 0", one);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "has one rank: there is no link to measure"))
+		TH_LOG("%s", r.out);
+	fd = mkstemp(two);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, write_table(two, 2));
+	snprintf(args, sizeof(args), "calibrate -T %s -R 2", two);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "rank 2, but")) TH_LOG("%s", r.out);
+	/* without the module the first communicator cannot be made; nothing hangs */
+	if (!family_present()) {
+		snprintf(args, sizeof(args), "-D /nonexistent/kcoll calibrate -T %s -R 0 "
+			 "--timeout 5", two);
+		ASSERT_EQ(0, run(&r, args));
+		EXPECT_EQ(1, r.status);
+		EXPECT_NE(NULL, strstr(r.out, "level1 group of 2 ranks")) TH_LOG("%s", r.out);
+		EXPECT_NE(NULL, strstr(r.out, "/nonexistent/kcoll")) TH_LOG("%s", r.out);
+	}
+	unlink(one);
+	unlink(two);
+}
+
 TEST(explain_without_the_module_uses_the_builtin_model)
 {
 	struct run r;
@@ -488,7 +556,7 @@ TEST(explain_without_the_module_uses_the_builtin_model)
 }
 
 /* Write a fake sysfs directory with the link model attributes. */
-static int fake_sysfs(const char *dir, unsigned int alpha_ns, unsigned int gbps,
+static int fake_sysfs(const char *dir, unsigned int alpha_ns, const char *gbps,
 		      unsigned int slots)
 {
 	static const char *const f[] = { "alpha_ns", "gbps", "reduce_gbps" };
@@ -504,7 +572,10 @@ static int fake_sysfs(const char *dir, unsigned int alpha_ns, unsigned int gbps,
 			o = fopen(path, "w");
 			if (!o)
 				return -1;
-			fprintf(o, "%u\n", i == 0 ? alpha_ns : i == 1 ? gbps : 80);
+			if (i == 0)
+				fprintf(o, "%u\n", alpha_ns);
+			else
+				fprintf(o, "%s\n", i == 1 ? gbps : "80");
 			fclose(o);
 		}
 	}
@@ -536,14 +607,14 @@ TEST(explain_takes_the_link_model_from_sysfs)
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	/* the defaults in sysfs units: the same choice as the built-in model */
-	ASSERT_EQ(0, fake_sysfs(dir, 5000, 200, 8));
+	ASSERT_EQ(0, fake_sysfs(dir, 5000, "200", 8));
 	snprintf(args, sizeof(args), "-S %s explain --op reduce --bytes 4M --ranks 8", dir);
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "level1   NA          NHR")) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "link model: /tmp/test_collctl.")) TH_LOG("%s", r.out);
 	/* 10 ms latency, 1 Pbit/s: latency-bound, the tree wins (selftests/sim/test_model) */
-	ASSERT_EQ(0, fake_sysfs(dir, 10000000, 1000000, 8));
+	ASSERT_EQ(0, fake_sysfs(dir, 10000000, "1000000", 8));
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "level1   NA          tree")) TH_LOG("%s", r.out);
@@ -557,14 +628,24 @@ TEST(explain_takes_the_link_model_from_sysfs)
 	 * of its first round take 8 latencies and RHD's halves win; with 64
 	 * NHR ties RHD and comes first
 	 */
-	ASSERT_EQ(0, fake_sysfs(dir, 5000, 200, 8));
+	ASSERT_EQ(0, fake_sysfs(dir, 5000, "200", 8));
 	snprintf(args, sizeof(args), "-S %s explain --op reducescatter --bytes 4K --ranks 128",
 		 dir);
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_NE(NULL, strstr(r.out, "level1   NA          H-D_R")) TH_LOG("%s", r.out);
-	ASSERT_EQ(0, fake_sysfs(dir, 5000, 200, 64));
+	ASSERT_EQ(0, fake_sysfs(dir, 5000, "200", 64));
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_NE(NULL, strstr(r.out, "level1   NA          NHR")) TH_LOG("%s", r.out);
+	/*
+	 * Rates with decimals (what collctl calibrate writes for an emulated
+	 * link): 0.16 Gbit/s is 50 ns a byte, so a 4 MiB Ring AllGather on 4
+	 * ranks (3 steps of 1 MiB) takes 157286.4 us plus 3 latencies of 5 us
+	 */
+	ASSERT_EQ(0, fake_sysfs(dir, 5000, "0.16", 8));
+	snprintf(args, sizeof(args), "-S %s explain --op allgather --bytes 4M --ranks 4 "
+		 "--algo level1:ring", dir);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "predicted time: 157301.400 us")) TH_LOG("%s", r.out);
 	snprintf(args, sizeof(args), "rm -rf %s", dir);
 	EXPECT_EQ(0, system(args));
 }

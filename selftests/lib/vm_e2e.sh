@@ -9,7 +9,8 @@
 # on rank 0, the link model tunables (a bad write refused, the old value
 # kept), collctl show / show COMM / explain / monitor against a live
 # coll-perf run (the generic netlink family), ASan builds when present,
-# and a deliberate mismatch that must be caught.
+# a deliberate mismatch that must be caught, link rates with decimals, and
+# collctl calibrate --write on both ranks (the same model on both nodes).
 set -eu
 B=${COLL_BIN:-build/bin}
 r=${KCOLL_RANK:?run me through tools/kcoll-vm}
@@ -145,4 +146,48 @@ if [ "$r" = 0 ]; then
 	"$B"/collctl -j config | grep -q '"level2_conv_pct"' || fail "collctl -j config"
 	if "$B"/collctl show 999999 2>"$OUT/nocomm.err"; then fail "show of a missing comm"; fi
 	grep -q 'no communicator 999999' "$OUT/nocomm.err" || fail "$(cat "$OUT/nocomm.err")"
+fi
+
+# Link rates take three decimals (an emulated link is far below 1 Gbit/s).
+if [ "$r" = 0 ]; then
+	for bad in 0.0001 1. .5 0.000 1000000.001 -1 1e3 ' 2'; do
+		refuse level1_gbps "$bad"
+	done
+	"$B"/collctl config level1_gbps 0.16 | grep -q 'level1_gbps = 0.16$' ||
+		fail "level1_gbps 0.16 not taken"
+	printf '2.50\n' >"$SYS/level1_reduce_gbps"
+	[ "$(cat "$SYS/level1_reduce_gbps")" = 2.5 ] || fail "level1_reduce_gbps 2.50 reads $(cat "$SYS/level1_reduce_gbps")"
+	"$B"/collctl config level1_gbps 200 >/dev/null
+	"$B"/collctl config level1_reduce_gbps 80 >/dev/null
+fi
+
+# collctl calibrate on both ranks: it writes the link model fitted to this
+# cluster on both nodes, the values rank 0 reports, the same on both, and
+# the fit explains the times it measured better than the defaults did.
+"$B"/collctl -j calibrate --sizes 4K,64K,1M --iters 2 --write >"$OUT/calib.json" \
+	2>"$OUT/calib.err" || { cat "$OUT/calib.err"; fail "collctl calibrate"; }
+vals=$(cat "$SYS/level1_alpha_ns" "$SYS/level1_gbps" "$SYS/level1_reduce_gbps" | tr '\n' ' ')
+echo "$vals" >"$OUT/calib.vals"
+echo "calibrated level1: alpha_ns gbps reduce_gbps = $vals"
+[ "$(cat "$SYS/level1_gbps")" != 200 ] || fail "calibrate --write left level1_gbps at 200"
+if [ "$r" = 0 ]; then
+	python3 - "$OUT/calib.json" "$SYS" <<'PY' || fail "calibrate's report and sysfs disagree"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["written"] is True, j
+lv = [x for x in j["levels"] if x["level"] == 1]
+assert len(lv) == 1 and lv[0]["ranks"] == 2, j["levels"]
+lv = lv[0]
+sysv = lambda n: float(open(f"{sys.argv[2]}/level1_{n}").read())
+for n in ("alpha_ns", "gbps", "reduce_gbps"):
+    assert abs(float(lv[n]) - sysv(n)) < 1e-9, (n, lv[n], sysv(n))
+assert lv["rms_rel"] < lv["rms_rel_start"], lv
+assert len(j["samples"]) == 12 and all(s["measured_us"] > 0 for s in j["samples"]), j
+print("calibrate: level1", lv)
+PY
+	# rank 1 wrote its node's values after its calibrate ended
+	i=0
+	while [ ! -s "$OUT/../rank.1/calib.vals" ] && [ $i -lt 120 ]; do sleep 1; i=$((i + 1)); done
+	[ "$(cat "$OUT/../rank.1/calib.vals" 2>/dev/null)" = "$vals" ] ||
+		fail "the nodes got different models: '$vals' here, '$(cat "$OUT/../rank.1/calib.vals" 2>/dev/null)' on rank 1"
 fi

@@ -15,6 +15,10 @@
 #   forced   coll-perf AllReduce with each algorithm of BENCH_ALGOS forced
 #   tuned    coll-perf AllReduce, automatic, with the module defaults of
 #            BENCH_TUNE set through sysfs (restored afterwards)
+#   calibrated  coll-perf AllReduce, automatic, with the link model that
+#            `collctl calibrate` fitted to this cluster at boot (set
+#            through sysfs for the phase, restored afterwards; every other
+#            contender runs on the module's default model)
 # Raw output: out/rank.0/rep<R>/<contender>...txt, parsed by
 # tools/bench/bench-report.py.
 set -u
@@ -35,6 +39,11 @@ ITERS=${BENCH_ITERS:-10}
 # pages: one SGE per page plus one, and rxe offers 32.
 TUNE=${BENCH_TUNE-chunk_bytes=126976 slots=16}
 OPS=${BENCH_OPS:-allreduce allgather reducescatter broadcast}
+# 0: no calibration at boot and no calibrated contender.
+CALIBRATE=${BENCH_CALIBRATE:-1}
+SYS=/sys/class/misc/kcoll
+MODEL_ATTRS="level0_alpha_ns level0_gbps level0_reduce_gbps level1_alpha_ns level1_gbps
+	level1_reduce_gbps level2_alpha_ns level2_gbps level2_reduce_gbps"
 # Bytes per size and per contender that fix the iteration count of the
 # MPI program (large sizes run 1-3 iterations).
 BUDGET=${BENCH_BUDGET:-4M}
@@ -79,6 +88,39 @@ mpi_tcp=(--mca pml ob1 --mca btl "tcp,self,vader" --mca btl_tcp_if_include eth0)
 
 # bench-reduce: reduction vs memcpy throughput inside the VM.
 [ "$KCOLL_RANK" = 0 ] && "$TOP/build/bench/bench_reduce" >"$OUT/bench-reduce.txt" 2>&1
+
+# A file barrier: every rank has reached NAME.
+all_ranks() { # NAME
+	local i
+	: >"$R/$1.$KCOLL_RANK"
+	for ((i = 0; i < NN; i++)); do
+		while [ ! -e "$R/$1.$i" ]; do sleep 0.2; done
+	done
+}
+
+# The link model fitted to this cluster, once per boot, by every rank at
+# once (collctl calibrate --write), kept as "attr=value ..." in $calib for
+# the calibrated contender; the default model is put back at once.  Rank
+# 0 keeps calibrate's JSON report.  A failure on any rank (calibrate
+# exchanges it, so all fail together) leaves $calib empty on every rank.
+calib=""
+calibrate() {
+	local a save="" cj=/dev/null err=$R/calibrate.$KCOLL_RANK.err
+	for a in $MODEL_ATTRS; do save+=" $a=$(cat "$SYS/$a")"; done
+	[ "$KCOLL_RANK" = 0 ] && cj=$OUT/calibrate.rep$FIRST.json
+	log "collctl calibrate (every rank)"
+	if "$TOP/build/bin/collctl" -j calibrate --write >"$cj" 2>"$err"; then
+		for a in $MODEL_ATTRS; do calib+=" $a=$(cat "$SYS/$a")"; done
+	else
+		log "collctl calibrate failed: $(tail -n 3 "$err")"
+		: >"$R/calibrate-failed.$KCOLL_RANK"
+	fi
+	for a in $save; do echo "${a#*=}" >"$SYS/${a%%=*}"; done
+	all_ranks "calibrated.$FIRST"
+	if compgen -G "$R/calibrate-failed.*" >/dev/null; then calib=""; fi
+	[ "$KCOLL_RANK" = 0 ] && log "calibrated model:${calib:- none}"
+}
+[ "$CALIBRATE" = 1 ] && calibrate
 
 # Every rank runs the same loop; rank 0 alone runs the MPI contenders
 # (mpirun starts the other ranks' processes through dropbear), and at the
@@ -152,36 +194,28 @@ run_kcoll() {
 	for op in $OPS; do coll_perf "$1" "kcoll.auto.$op" "$op" ""; done
 }
 
-# kcoll AllReduce with other module defaults (BENCH_TUNE, "attr=value ..."
-# of /sys/class/misc/kcoll/), written on every node before the phase and
+# kcoll AllReduce with other module defaults ("attr=value ..." of
+# /sys/class/misc/kcoll/), written on every node before the phase and
 # restored after it.  Every rank must have written before any creates its
 # communicator (chunk_bytes is checked at connection time): a file barrier.
-all_ranks() { # NAME
-	local i
-	: >"$R/$1.$KCOLL_RANK"
-	for ((i = 0; i < NN; i++)); do
-		while [ ! -e "$R/$1.$i" ]; do sleep 0.2; done
-	done
-}
-
 # A value the module refuses on any rank skips the phase on every rank:
-# a run with the old defaults must not be reported as the tuned one.
-run_tuned() {
-	local d=$1 kv old=()
-	local bad=$d/tuned-refused.txt
-	[ -n "$TUNE" ] || return 0
-	for kv in $TUNE; do
-		old+=("${kv%%=*}=$(cat "/sys/class/misc/kcoll/${kv%%=*}")")
-		if ! echo "${kv#*=}" >"/sys/class/misc/kcoll/${kv%%=*}"; then
-			log "BENCH_TUNE: kcoll refused $kv; no tuned run in repetition $rep"
+# a run with the old defaults must not be reported under NAME.
+run_with_defaults() { # DIR NAME "attr=value ..."
+	local d=$1 name=$2 kv old=()
+	local bad=$d/$name-refused.txt
+	[ -n "$3" ] || return 0
+	for kv in $3; do
+		old+=("${kv%%=*}=$(cat "$SYS/${kv%%=*}")")
+		if ! echo "${kv#*=}" >"$SYS/${kv%%=*}"; then
+			log "$name: kcoll refused $kv; no $name run in repetition $rep"
 			echo "$KCOLL_RANK $kv" >>"$bad"
 		fi
 	done
-	all_ranks "tuned.$rep.set"
-	[ -e "$bad" ] || coll_perf "$d" "kcoll.tuned.allreduce" allreduce ""
-	all_ranks "tuned.$rep.run"
-	for kv in "${old[@]}"; do echo "${kv#*=}" >"/sys/class/misc/kcoll/${kv%%=*}"; done
-	all_ranks "tuned.$rep.restored"
+	all_ranks "$name.$rep.set"
+	[ -e "$bad" ] || coll_perf "$d" "kcoll.$name.allreduce" allreduce ""
+	all_ranks "$name.$rep.run"
+	for kv in "${old[@]}"; do echo "${kv#*=}" >"$SYS/${kv%%=*}"; done
+	all_ranks "$name.$rep.restored"
 }
 
 run_forced() {
@@ -192,6 +226,7 @@ run_forced() {
 }
 
 contenders=(link ucx tcp kcoll forced tuned)
+[ -n "$calib" ] && contenders+=(calibrated)
 for ((rep = FIRST; rep < FIRST + REPS; rep++)); do
 	d=$OUT/rep$rep
 	mkdir -p "$d"
@@ -206,7 +241,8 @@ for ((rep = FIRST; rep < FIRST + REPS; rep++)); do
 		tcp) run_mpi "$d" mpi.tcp "${mpi_tcp[@]}" ;;
 		kcoll) run_kcoll "$d" ;;
 		forced) run_forced "$d" ;;
-		tuned) run_tuned "$d" ;;
+		tuned) run_with_defaults "$d" tuned "$TUNE" ;;
+		calibrated) run_with_defaults "$d" calibrated "$calib" ;;
 		esac
 		if [ "$KCOLL_RANK" = 0 ]; then
 			log "rep $rep $c: $(( $(date +%s) - t0 )) s"

@@ -66,7 +66,8 @@ def parse_rep(rep, d, raw):
     for f in glob.glob(os.path.join(d, "kcoll.*.json")):
         base = os.path.basename(f)[len("kcoll."):]
         algo, op = base.split(".")[0], base.split(".")[1]
-        name = {"auto": "kcoll", "tuned": "kcoll-tuned"}.get(algo, "kcoll:" + algo)
+        name = {"auto": "kcoll", "tuned": "kcoll-tuned",
+                "calibrated": "kcoll-calibrated"}.get(algo, "kcoll:" + algo)
         try:
             rows = json.load(open(f))
         except (ValueError, OSError):
@@ -209,26 +210,58 @@ def regret_table(agg, out):
     forced = sorted(n for n in agg if n.startswith("kcoll:"))
     if not forced:
         return []
+    cal = "kcoll-calibrated" in agg
     sizes = sorted(agg.get("kcoll", {}).get("allreduce", {}))
     out.append("\n### AllReduce: automatic selection against each algorithm forced\n")
     out.append("median time us; best = the fastest forced algorithm; regret = "
-               "auto / best - 1 (negative: auto beat every forced run, which is noise).\n")
-    out.append("| size | auto | " + " | ".join(n[6:] for n in forced) + " | best | regret |")
-    out.append("|" + "---|" * (len(forced) + 4))
+               "auto / best - 1 (negative: auto beat every forced run, which is noise)%s.\n"
+               % ("; auto = the module's default link model, calibrated = the model "
+                  "`collctl calibrate` fitted at boot" if cal else ""))
+    out.append("| size | auto | " + ("calibrated | " if cal else "") +
+               " | ".join(n[6:] for n in forced) + " | best | regret |" +
+               (" regret calibrated |" if cal else ""))
+    out.append("|" + "---|" * (len(forced) + 4 + 2 * cal))
     res = []
+
+    def fmt(v):
+        return "-" if v is None else "%.1f" % v
+
+    def fmt_reg(v):
+        return "-" if v is None else "%+.1f%%" % (100 * v)
     for s in sizes:
         a = med(agg, "kcoll", "allreduce", s, "time_us")
+        c = med(agg, "kcoll-calibrated", "allreduce", s, "time_us") if cal else None
         ts = {n: med(agg, n, "allreduce", s, "time_us") for n in forced}
         have = {n: v for n, v in ts.items() if v is not None}
         best = min(have, key=have.get) if have else None
         reg = a / have[best] - 1 if best and a else None
-        res.append({"size": s, "auto_us": a, "best": best and best[6:],
-                    "best_us": best and have[best], "regret": reg})
-        out.append("| %s | %s | %s | %s | %s |" % (
-            fmt_size(s), "-" if a is None else "%.1f" % a,
-            " | ".join("-" if ts[n] is None else "%.1f" % ts[n] for n in forced),
-            best[6:] if best else "-", "-" if reg is None else "%+.1f%%" % (100 * reg)))
+        creg = c / have[best] - 1 if best and c else None
+        res.append({"size": s, "auto_us": a, "calibrated_us": c, "best": best and best[6:],
+                    "best_us": best and have[best], "regret": reg, "regret_calibrated": creg})
+        out.append("| %s | %s | %s%s | %s | %s |%s" % (
+            fmt_size(s), fmt(a), (fmt(c) + " | ") if cal else "",
+            " | ".join(fmt(ts[n]) for n in forced),
+            best[6:] if best else "-", fmt_reg(reg), (" %s |" % fmt_reg(creg)) if cal else ""))
     return res
+
+
+def calibration_lines(rank0s):
+    """The link model collctl calibrate fitted at each boot (calibrate.repN.json)."""
+    lines = []
+    for r0 in rank0s:
+        for f in sorted(glob.glob(os.path.join(r0, "calibrate.rep*.json"))):
+            try:
+                j = json.load(open(f))
+            except (ValueError, OSError):
+                lines.append("calibrate: %s unreadable (calibration failed?)" % f)
+                continue
+            for lv in j.get("levels", []):
+                lines.append("calibrate.%s: level%d alpha_ns=%s gbps=%s reduce_gbps=%s "
+                             "fit_error=%.1f%% default_model_error=%.1f%%" % (
+                                 os.path.basename(f)[len("calibrate."):-len(".json")],
+                                 lv["level"], lv["alpha_ns"], lv["gbps"], lv["reduce_gbps"],
+                                 100 * lv["rms_rel"], 100 * lv["rms_rel_start"]))
+    return lines
 
 
 def tuned_table(agg, host, vm, out, refused):
@@ -370,6 +403,7 @@ def main():
     for k in sorted(vm):
         out.append("vm.%s=%s" % (k, vm[k]))
     out += reduce_lines
+    out += calibration_lines(rank0s)
     out.append("```")
     out.append("\nWall time per repetition and contender (s): " + "; ".join(
         "rep%d %s" % (r, ", ".join("%s %d" % kv for kv in wall[r].items())) for r in sorted(wall)))

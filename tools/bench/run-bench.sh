@@ -17,6 +17,8 @@
 #                          default ring H-D_R NHR fullmesh tree)
 #   BENCH_ITERS=N          timed iterations of small sizes (default 10)
 #   BENCH_OPS="OP ..."     ops of kcoll auto (default all four)
+#   BENCH_CALIBRATE=0      no `collctl calibrate` at boot and no calibrated
+#                          AllReduce contender (default 1)
 #   BENCH_MTU=BYTES        MTU of the cluster, every contender (default 9000)
 #   BENCH_MODULE_ARGS=...  kcoll.ko parameters for the run (e.g. chunk_bytes=)
 #   BENCH_LOCK=FILE        flock FILE around every boot (a shared machine)
@@ -87,6 +89,7 @@ for ((first = 1; first <= REPS; first += PER_BOOT)); do
 	[ -n "${BENCH_MODULE_ARGS:-}" ] && run+=(--module-args "$BENCH_MODULE_ARGS")
 	[ -n "${BENCH_OPS:-}" ] && run+=(-e "BENCH_OPS=$BENCH_OPS")
 	[ -n "${BENCH_ITERS:-}" ] && run+=(-e "BENCH_ITERS=$BENCH_ITERS")
+	[ -n "${BENCH_CALIBRATE:-}" ] && run+=(-e "BENCH_CALIBRATE=$BENCH_CALIBRATE")
 	[ -n "${BENCH_LOCK:-}" ] && run=(flock "$BENCH_LOCK" "${run[@]}")
 	b0=$(date +%s)
 	echo "run-bench: boot $boot: repetitions $first..$((first + n - 1))"

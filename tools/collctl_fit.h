@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * collctl calibrate's arithmetic: fit one level's link model (alpha, beta,
+ * gamma of algo/kc_cost.h) to collectives timed on a flat group of ranks
+ * that only use that level's links.  The model is the module's own
+ * (kc_cost_op()), so a fitted model predicts what the module's automatic
+ * selection will weigh, not a second formula of it.
+ */
+#ifndef COLLCTL_FIT_H
+#define COLLCTL_FIT_H
+
+#include <stddef.h>
+
+#include "kc_cost.h"
+
+/* One timed operation on a flat group. */
+struct cc_fit_sample {
+	u32 level;		/* KCOLL_LEVEL0/1/2: whose links the group used */
+	u32 p;			/* members, >= 2 */
+	u32 op;			/* enum kcoll_op (AllGather, ReduceScatter, ...) */
+	u32 algo;		/* the flat algorithm forced on the group */
+	u64 bytes;		/* nccl-tests size (per-rank ops: the whole region) */
+	double seconds;		/* measured time of one operation */
+};
+
+struct cc_fit_result {
+	struct kc_cost_link link;	/* alpha, beta, gamma in fs, fs/B */
+	double rms_rel;		/* rms of (model - measured) / measured */
+	double rms_rel_start;	/* the same for the starting model */
+	bool gamma_fitted;	/* false: no sample reduces, gamma kept */
+};
+
+/*
+ * The modelled time in seconds of @s's operation on @s's flat group under
+ * @m, or a negative value when the model cannot run it.
+ */
+double cc_fit_predict(const struct cc_fit_sample *s, const struct kc_cost_model *m);
+
+/*
+ * Fit level @level of @start (its other levels, window and C kept) to
+ * the @n samples of that level in @s, minimising the relative error.
+ * Needs samples of at least two sizes; gamma is fitted only when some
+ * sample reduces.  0, or -EINVAL with the reason in @err.
+ */
+int cc_fit_level(const struct cc_fit_sample *s, size_t n, u32 level,
+		 const struct kc_cost_model *start, struct cc_fit_result *out,
+		 char *err, size_t errlen);
+
+#endif /* COLLCTL_FIT_H */
