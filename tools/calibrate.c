@@ -42,6 +42,7 @@
 #define NOPS		2
 #define NALGOS		2
 #define MAX_SIZES	8
+#define MAX_ITERS	1000
 #define NFIELDS		3
 
 static const u32 cal_ops[NOPS] = { KCOLL_OP_ALLGATHER, KCOLL_OP_REDUCESCATTER };
@@ -159,7 +160,7 @@ static int parse_args(struct calib *c, int argc, char **argv)
 		case 'R': rank = optarg; break;
 		case 's': if (parse_sizes(c, optarg)) return -EINVAL; break;
 		case 'n':
-			if (parse_uint(c, "iters", optarg, 1, 1000, &v))
+			if (parse_uint(c, "iters", optarg, 1, MAX_ITERS, &v))
 				return -EINVAL;
 			c->iters = (int)v;
 			break;
@@ -271,22 +272,37 @@ static int run_op(coll_comm_t *comm, const struct cc_fit_sample *s, const struct
 	return coll_reducescatter_sync(comm, c->sendbuf, c->recvbuf, count, COLL_FLOAT, COLL_SUM);
 }
 
-/* Time one sample on @comm: the mean over the group of each rank's mean. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Time one sample on @comm: each rank times every operation and keeps the
+ * median (one slow operation, a VM descheduled under emulation, does not
+ * move it), and the group averages the ranks' medians.
+ */
 static int time_sample(coll_comm_t *comm, struct cc_fit_sample *s, const struct calib *c,
 		       bool leader)
 {
-	double t0, mine, sum;
+	double t[MAX_ITERS], t0, mine, sum;
 	int i, ret;
 
 	ret = run_op(comm, s, c);	/* warm-up: first touch, registration */
 	if (!ret)
 		ret = coll_barrier_sync(comm);
-	t0 = now_s();
-	for (i = 0; !ret && i < c->iters; i++)
+	for (i = 0; !ret && i < c->iters; i++) {
+		t0 = now_s();
 		ret = run_op(comm, s, c);
-	mine = (now_s() - t0) / c->iters;
-	if (!ret)
-		ret = coll_allreduce_sync(comm, &mine, &sum, 1, COLL_DOUBLE, COLL_SUM);
+		t[i] = now_s() - t0;
+	}
+	if (ret)
+		return ret;
+	qsort(t, (size_t)c->iters, sizeof(t[0]), cmp_double);
+	mine = c->iters % 2 ? t[c->iters / 2] : (t[c->iters / 2 - 1] + t[c->iters / 2]) / 2;
+	ret = coll_allreduce_sync(comm, &mine, &sum, 1, COLL_DOUBLE, COLL_SUM);
 	if (ret)
 		return ret;
 	/* only the group's first rank contributes to the sum over the world */
@@ -456,11 +472,12 @@ static void print_text(const struct calib *c, bool written)
 			continue;
 		fitted.lv[l] = c->fit[l].link;
 		link_values(&c->fit[l].link, v);
-		printf("level%u (%u ranks: %s): alpha_ns %s, gbps %s, reduce_gbps %s%s; "
-		       "error %.1f%% rms (the module's model now: %.1f%%)\n", l, c->nmembers[l],
-		       level_what[l], v[0], v[1], c->fit[l].gamma_fitted ? v[2] : "(kept)",
-		       "", 100 * c->fit[l].rms_rel,
-		       100 * c->fit[l].rms_rel_start);
+		printf("level%u (%u ranks: %s): alpha_ns %s, gbps %s, reduce_gbps %s; "
+		       "error %.1f%% rms (the module's model now: %.1f%%); %.1f us per "
+		       "operation whatever the algorithm (not part of the model)\n", l,
+		       c->nmembers[l], level_what[l], v[0], v[1],
+		       c->fit[l].gamma_fitted ? v[2] : "(kept)", 100 * c->fit[l].rms_rel,
+		       100 * c->fit[l].rms_rel_start, us(c->fit[l].overhead_s));
 	}
 	printf("\n%-6s %5s %-13s %-5s %10s %14s %14s %14s\n", "level", "ranks", "operation",
 	       "algo", "bytes", "measured us", "model now us", "fitted us");
@@ -472,7 +489,7 @@ static void print_text(const struct calib *c, bool written)
 		printf("level%u %5u %-13s %-5s %10" PRIu64 " %14.1f %14.1f %14.1f\n", s->level,
 		       s->p, kc_op_name(s->op), kc_cfg_algo_token(s->algo), s->bytes,
 		       us(s->seconds), us(cc_fit_predict(s, &c->env->start)),
-		       us(cc_fit_predict(s, &fitted)));
+		       us(cc_fit_predict(s, &fitted) + c->fit[s->level].overhead_s));
 	}
 	if (written) {
 		printf("\nwritten to %s on every node; communicators created from now on "
@@ -515,6 +532,8 @@ static void print_json(const struct calib *c, bool written)
 		json_object_object_add(e, "gbps", json_object_new_string(v[1]));
 		json_object_object_add(e, "reduce_gbps", c->fit[l].gamma_fitted ?
 				       json_object_new_string(v[2]) : NULL);
+		json_object_object_add(e, "overhead_us",
+				       json_object_new_double(us(c->fit[l].overhead_s)));
 		json_object_object_add(e, "rms_rel", json_object_new_double(c->fit[l].rms_rel));
 		json_object_object_add(e, "rms_rel_start",
 				       json_object_new_double(c->fit[l].rms_rel_start));
@@ -535,8 +554,8 @@ static void print_json(const struct calib *c, bool written)
 		json_object_object_add(e, "measured_us", json_object_new_double(us(s->seconds)));
 		json_object_object_add(e, "start_us", json_object_new_double(
 			us(cc_fit_predict(s, &c->env->start))));
-		json_object_object_add(e, "fitted_us",
-				       json_object_new_double(us(cc_fit_predict(s, &fitted))));
+		json_object_object_add(e, "fitted_us", json_object_new_double(
+			us(cc_fit_predict(s, &fitted) + c->fit[s->level].overhead_s)));
 		json_object_array_add(sa, e);
 	}
 	json_object_object_add(o, "levels", lv);

@@ -25,7 +25,8 @@ struct cc_fit_sample {
 
 struct cc_fit_result {
 	struct kc_cost_link link;	/* alpha, beta, gamma in fs, fs/B */
-	double rms_rel;		/* rms of (model - measured) / measured */
+	double overhead_s;	/* per operation, any algorithm: not in the model */
+	double rms_rel;		/* rms of (model + overhead - measured) / measured */
 	double rms_rel_start;	/* the same for the starting model */
 	bool gamma_fitted;	/* false: no sample reduces, gamma kept */
 };
@@ -37,10 +38,12 @@ struct cc_fit_result {
 double cc_fit_predict(const struct cc_fit_sample *s, const struct kc_cost_model *m);
 
 /*
- * Fit level @level of @start (its other levels, window and C kept) to
- * the @n samples of that level in @s, minimising the relative error.
- * Needs samples of at least two sizes; gamma is fitted only when some
- * sample reduces.  0, or -EINVAL with the reason in @err.
+ * Fit level @level of @start (its other levels, window and C kept) and a
+ * cost per operation that is the same for every algorithm to the @n
+ * samples of that level in @s, minimising the relative error.  Needs
+ * samples of at least two sizes; gamma is fitted only when some sample
+ * reduces, the overhead only when the samples tell it from alpha (more
+ * than two ranks).  0, or -EINVAL with the reason in @err.
  */
 int cc_fit_level(const struct cc_fit_sample *s, size_t n, u32 level,
 		 const struct kc_cost_model *start, struct cc_fit_result *out,

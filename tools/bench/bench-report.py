@@ -257,10 +257,11 @@ def calibration_lines(rank0s):
                 continue
             for lv in j.get("levels", []):
                 lines.append("calibrate.%s: level%d alpha_ns=%s gbps=%s reduce_gbps=%s "
-                             "fit_error=%.1f%% default_model_error=%.1f%%" % (
+                             "overhead_us=%.0f fit_error=%.1f%% default_model_error=%.1f%%" % (
                                  os.path.basename(f)[len("calibrate."):-len(".json")],
                                  lv["level"], lv["alpha_ns"], lv["gbps"], lv["reduce_gbps"],
-                                 100 * lv["rms_rel"], 100 * lv["rms_rel_start"]))
+                                 lv.get("overhead_us", 0.0), 100 * lv["rms_rel"],
+                                 100 * lv["rms_rel_start"]))
     return lines
 
 
