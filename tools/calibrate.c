@@ -22,7 +22,6 @@
  * previous one is refused by the module and retried (kcoll_rdma.c).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -31,12 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "calibrate.h"
 #include "coll.h"
 #include "collctl_explain.h"
 #include "collctl_fit.h"
+#include "collctl_sysfs.h"
 #include "kc_cfg.h"
 
 #define NOPS		2
@@ -377,40 +376,6 @@ static void link_values(const struct kc_cost_link *l, char v[NFIELDS][32])
 
 static const char *const field_names[NFIELDS] = { "alpha_ns", "gbps", "reduce_gbps" };
 
-static int write_attr(const struct calib *c, const char *name, const char *val)
-{
-	char path[512];
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", c->env->sysfs, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static int read_attr(const struct calib *c, const char *name, char *buf, size_t len)
-{
-	char path[512];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", c->env->sysfs, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
 /*
  * Write every fitted value to this node's sysfs; on a failure put back
  * what was written so far, so the node keeps a model it had.
@@ -429,9 +394,9 @@ static int write_model(const struct calib *c)
 			if (i == 2 && !c->fit[l].gamma_fitted)
 				continue;
 			snprintf(name, sizeof(name), "level%u_%s", l, field_names[i]);
-			ret = read_attr(c, name, old[l][i], sizeof(old[l][i]));
+			ret = cc_sysfs_read(c->env->sysfs, name, old[l][i], sizeof(old[l][i]));
 			if (!ret)
-				ret = write_attr(c, name, val[i]);
+				ret = cc_sysfs_write(c->env->sysfs, name, val[i]);
 			if (ret)
 				fprintf(stderr, "%s: calibrate: rank %u: cannot write %s/%s = %s: %s%s\n",
 					c->env->prog, c->rank, c->env->sysfs, name, val[i],
@@ -448,7 +413,7 @@ static int write_model(const struct calib *c)
 		if (!c->nmembers[l] || (i == 2 && !c->fit[l].gamma_fitted))
 			continue;
 		snprintf(name, sizeof(name), "level%u_%s", l, field_names[i]);
-		write_attr(c, name, old[l][i]);
+		cc_sysfs_write(c->env->sysfs, name, old[l][i]);
 	}
 	return ret;
 }

@@ -43,6 +43,7 @@
 #include "collctl_explain.h"
 #include "collctl_fmt.h"
 #include "collctl_nl.h"
+#include "collctl_sysfs.h"
 #include "kc_cfg.h"
 #include "kc_topo.h"
 
@@ -188,22 +189,7 @@ static void print_mask(const char *label, uint32_t mask, const char *(*name)(int
 /* Read a sysfs attribute, trailing newline removed.  0 or -errno. */
 static int read_attr(const struct ctl *c, const char *name, char *buf, size_t len)
 {
-	char path[512];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", c->sysfs, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
+	return cc_sysfs_read(c->sysfs, name, buf, len);
 }
 
 static int sysfs_missing(const struct ctl *c, int err)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "collctl_explain.h"
+#include "collctl_fit.h"
 #include "kc_cfg.h"
 #include "kc_reduce.h"
 
@@ -43,12 +44,6 @@ int cc_parse_bytes(const char *s, u64 *out)
 		return -EINVAL;
 	*out = (u64)v << shift;
 	return 0;
-}
-
-static bool per_rank_op(u32 op)
-{
-	return op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER ||
-	       op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER || op == KCOLL_OP_ALLTOALL;
 }
 
 static int alt_cmp(const void *a, const void *b)
@@ -170,7 +165,7 @@ int cc_explain_run(const struct kc_topo *t, u32 rank, u32 op, u64 bytes,
 	x->npods = t->npods;
 	x->bytes = bytes;
 	d.count = op == KCOLL_OP_BARRIER ? 0 : bytes / kc_dtype_size(KCOLL_FP32);
-	if (per_rank_op(op))
+	if (cc_per_rank_op(op))
 		d.count /= t->nranks;
 	if (op == KCOLL_OP_BARRIER)
 		d.dtype = KCOLL_UINT8;
@@ -211,7 +206,7 @@ void cc_explain_print(FILE *f, const struct cc_explain *x)
 
 	fprintf(f, "%s of %" PRIu64 " bytes (%" PRIu64 " float elements%s) on %u ranks "
 		"(%u servers, %u super pods), as rank %u\n", kc_op_name(x->op), x->bytes,
-		x->count, per_rank_op(x->op) ? " per rank" : "", x->nranks, x->nservers,
+		x->count, cc_per_rank_op(x->op) ? " per rank" : "", x->nranks, x->nservers,
 		x->npods, x->rank);
 	fprintf(f, "%-8s %-11s %s\n", "level", "configured", "runs");
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)

@@ -40,7 +40,7 @@ static const double par_max[NPAR] = { 1e13, 8e9, 8e9, 1e16 };	/* overhead <= 10 
 /* Smallest finite-difference step per parameter (1 ns, 8 fs/B, 1 ns). */
 static const double par_step[NPAR] = { 1e6, 8.0, 8.0, 1e6 };
 
-static bool per_rank_op(u32 op)
+bool cc_per_rank_op(u32 op)
 {
 	return op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_REDUCESCATTER ||
 	       op == KCOLL_OP_SCATTER || op == KCOLL_OP_GATHER || op == KCOLL_OP_ALLTOALL;
@@ -70,7 +70,7 @@ double cc_fit_predict(const struct cc_fit_sample *s, const struct kc_cost_model 
 	if (s->p < 2 || flat_topo(&t, s->level, s->p))
 		return -1.0;
 	d.count = s->bytes / kc_dtype_size(KCOLL_FP32);
-	if (per_rank_op(s->op))
+	if (cc_per_rank_op(s->op))
 		d.count /= s->p;
 	fs = kc_cost_op(&t, s->op, kc_cost_bytes(&d, s->p), &cfg, m);
 	kc_topo_free(&t);

@@ -31,6 +31,9 @@ struct cc_fit_result {
 	bool gamma_fitted;	/* false: no sample reduces, gamma kept */
 };
 
+/* Ops whose count is per rank: their region is count * ranks elements. */
+bool cc_per_rank_op(u32 op);
+
 /*
  * The modelled time in seconds of @s's operation on @s's flat group under
  * @m, or a negative value when the model cannot run it.
