@@ -645,10 +645,11 @@ static u64 kc_cost_pick(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_
 
 		/*
 		 * Mesh between servers: HCCL refuses it (spec 3.5), and the
-		 * model, one alpha per step on a perfectly shared port, would
-		 * rate p - 1 concurrent messages as cheap as one.
+		 * model, one alpha per step on a perfectly shared port, rates
+		 * p - 1 concurrent messages as cheap as one; taken only where
+		 * the level's ports were measured to overlap them.
 		 */
-		if (a == KCOLL_ALGO_MESH && l->port)
+		if (a == KCOLL_ALGO_MESH && l->port && !l->link.auto_mesh)
 			continue;
 		c = kc_cost_phases(a, op1, op2, n, l);
 		if (c < best) {

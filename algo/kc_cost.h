@@ -22,12 +22,25 @@
 #define KC_COST_INF	U64_MAX
 #define KC_FS_PER_S	1000000000000000ull
 
-/* One level's links: latency, time per byte, reduce time per byte. */
+/*
+ * One level's links: latency, time per byte, reduce time per byte, and
+ * whether automatic selection may run Mesh through this level's ports.
+ */
 struct kc_cost_link {
 	u64 alpha;	/* fs */
 	u64 beta;	/* fs per byte */
 	u64 gamma;	/* fs per byte */
 	u32 window;	/* the model's window (struct kc_cost_model) */
+	/*
+	 * Mesh between servers (levels 1, 2) is priced as p - 1 messages
+	 * that share the port's bandwidth but pay one alpha: they overlap.
+	 * Where that holds Mesh is never dearer than Ring; where it does
+	 * not (incast, a port that serialises messages) it is far too
+	 * cheap.  So selection leaves it out (spec 3.5) unless a
+	 * measurement has shown it holds (collctl calibrate).  Level 0
+	 * has a link per pair and ignores this.
+	 */
+	bool auto_mesh;
 };
 
 struct kc_cost_model {

@@ -58,6 +58,7 @@ struct kcoll_link_tun {
 	u32 alpha_ns;
 	u32 mbps;
 	u32 reduce_mbps;
+	u32 auto_mesh;	/* 0 or 1: kc_cost_link.auto_mesh (levels 1, 2) */
 };
 
 struct kcoll_tunables {

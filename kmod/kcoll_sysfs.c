@@ -6,8 +6,9 @@
  * A write that does not validate returns -EINVAL and changes nothing.
  *
  * The link model (levelN_alpha_ns, levelN_gbps, levelN_reduce_gbps,
- * level2_conv_pct) is what automatic selection ranks algorithms on; its
- * defaults are algo/kc_cost.c's kc_cost_default in these units.  Rates
+ * level{1,2}_auto_mesh, level2_conv_pct) is what automatic selection
+ * ranks algorithms on; its defaults are algo/kc_cost.c's kc_cost_default
+ * in these units (auto_mesh 0: no Mesh between servers).  Rates
  * are kept in Mbit/s and read and written in Gbit/s with up to three
  * decimals ("0.16"): `collctl calibrate` measures links far slower than
  * 1 Gbit/s under emulation.
@@ -66,6 +67,11 @@ static int kcoll_check_mbps(u32 v)
 	return v >= KCOLL_MBPS_MIN && v <= KCOLL_MBPS_MAX ? 0 : -EINVAL;
 }
 
+static int kcoll_check_bool(u32 v)
+{
+	return v <= 1 ? 0 : -EINVAL;
+}
+
 static int kcoll_check_conv(u32 v)
 {
 	return v >= KCOLL_CONV_PCT_MIN && v <= KCOLL_CONV_PCT_MAX ? 0 : -EINVAL;
@@ -85,6 +91,7 @@ void kcoll_tunables_model(const struct kcoll_tunables *t, struct kc_cost_model *
 		m->lv[l].alpha = (u64)t->link[l].alpha_ns * 1000000ull;
 		m->lv[l].beta = kcoll_fs_per_byte(t->link[l].mbps);
 		m->lv[l].gamma = kcoll_fs_per_byte(t->link[l].reduce_mbps);
+		m->lv[l].auto_mesh = t->link[l].auto_mesh;
 	}
 	m->conv_q8 = DIV_ROUND_CLOSEST(t->conv_pct * 256, 100);
 	m->window = t->slots;	/* the executor's window: kcoll_comm.c */
@@ -250,6 +257,14 @@ static struct kcoll_u32_tunable kcoll_tun_l2_red = {
 	&kcoll_tun.link[KCOLL_LEVEL2].reduce_mbps, kcoll_check_mbps, true
 };
 
+static struct kcoll_u32_tunable kcoll_tun_l1_mesh = {
+	&kcoll_tun.link[KCOLL_LEVEL1].auto_mesh, kcoll_check_bool
+};
+
+static struct kcoll_u32_tunable kcoll_tun_l2_mesh = {
+	&kcoll_tun.link[KCOLL_LEVEL2].auto_mesh, kcoll_check_bool
+};
+
 static struct kcoll_u32_tunable kcoll_tun_l2_conv = { &kcoll_tun.conv_pct, kcoll_check_conv };
 
 static int kcoll_param_set_u32(const char *val, const struct kernel_param *kp)
@@ -301,6 +316,10 @@ module_param_cb(level2_gbps, &kcoll_param_ops_u32, &kcoll_tun_l2_gbps, 0444);
 MODULE_PARM_DESC(level2_gbps, "level-2 link bandwidth in Gbit/s (default 200)");
 module_param_cb(level2_reduce_gbps, &kcoll_param_ops_u32, &kcoll_tun_l2_red, 0444);
 MODULE_PARM_DESC(level2_reduce_gbps, "level-2 reduction throughput in Gbit/s (default 80)");
+module_param_cb(level1_auto_mesh, &kcoll_param_ops_u32, &kcoll_tun_l1_mesh, 0444);
+MODULE_PARM_DESC(level1_auto_mesh, "1: automatic selection may run Mesh between servers, set where measured to pay (default 0)");
+module_param_cb(level2_auto_mesh, &kcoll_param_ops_u32, &kcoll_tun_l2_mesh, 0444);
+MODULE_PARM_DESC(level2_auto_mesh, "1: automatic selection may run Mesh between super pods (default 0)");
 module_param_cb(level2_conv_pct, &kcoll_param_ops_u32, &kcoll_tun_l2_conv, 0444);
 MODULE_PARM_DESC(level2_conv_pct, "level-2 convergence ratio C in percent, 100..100000 (default 100)");
 
@@ -382,6 +401,8 @@ static KCOLL_U32_ATTR(level1_reduce_gbps, kcoll_tun_l1_red);
 static KCOLL_U32_ATTR(level2_alpha_ns, kcoll_tun_l2_alpha);
 static KCOLL_U32_ATTR(level2_gbps, kcoll_tun_l2_gbps);
 static KCOLL_U32_ATTR(level2_reduce_gbps, kcoll_tun_l2_red);
+static KCOLL_U32_ATTR(level1_auto_mesh, kcoll_tun_l1_mesh);
+static KCOLL_U32_ATTR(level2_auto_mesh, kcoll_tun_l2_mesh);
 static KCOLL_U32_ATTR(level2_conv_pct, kcoll_tun_l2_conv);
 
 static ssize_t algo_show(struct device *dev, struct device_attribute *attr, char *buf)
@@ -413,6 +434,8 @@ static struct attribute *kcoll_attrs[] = {
 	&kcoll_attr_level2_alpha_ns.attr.attr,
 	&kcoll_attr_level2_gbps.attr.attr,
 	&kcoll_attr_level2_reduce_gbps.attr.attr,
+	&kcoll_attr_level1_auto_mesh.attr.attr,
+	&kcoll_attr_level2_auto_mesh.attr.attr,
 	&kcoll_attr_level2_conv_pct.attr.attr,
 	NULL,
 };

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * collctl calibrate: automatic selection ranks algorithms on a link model
- * per level (sysfs levelN_alpha_ns, levelN_gbps, levelN_reduce_gbps).  Its
- * defaults describe a fast fabric; on a slower or emulated one the module
- * weighs latency against bandwidth wrongly and picks losers.  This measures
- * the links the way the module uses them and fits the model to them.
+ * per level (sysfs levelN_alpha_ns, levelN_gbps, levelN_reduce_gbps,
+ * level{1,2}_auto_mesh).  Its defaults describe a fast fabric; on a slower
+ * or emulated one the module weighs latency against bandwidth wrongly and
+ * picks losers.  This measures the links the way the module uses them and
+ * fits the model to them.  The same times say whether Mesh between servers
+ * pays (its messages overlap on the port): then auto_mesh admits it.
  *
  * Every rank of the rank table runs it.  For each level the table has, one
  * flat group of ranks that only uses that level's links (the ranks of one
@@ -42,7 +44,7 @@
 #define NALGOS		2
 #define MAX_SIZES	8
 #define MAX_ITERS	1000
-#define NFIELDS		3
+#define NFIELDS		4
 
 static const u32 cal_ops[NOPS] = { KCOLL_OP_ALLGATHER, KCOLL_OP_REDUCESCATTER };
 static const u32 cal_algos[NALGOS] = { KCOLL_ALGO_RING, KCOLL_ALGO_MESH };
@@ -360,7 +362,7 @@ static int measure_level(struct calib *c, u32 level)
 
 /* ------------------------------------------------------------ output */
 
-/* The sysfs values of a fitted link: alpha_ns, Gbit/s with three decimals. */
+/* The sysfs values of a fitted link: alpha_ns, Gbit/s with three decimals, 0/1. */
 static void link_values(const struct kc_cost_link *l, char v[NFIELDS][32])
 {
 	double mbps[2] = { 8e9 / (double)l->beta, 8e9 / (double)l->gamma };
@@ -372,9 +374,18 @@ static void link_values(const struct kc_cost_link *l, char v[NFIELDS][32])
 
 		snprintf(v[i + 1], 32, "%lld.%03lld", m / 1000, m % 1000);
 	}
+	snprintf(v[3], 32, "%d", l->auto_mesh);
 }
 
-static const char *const field_names[NFIELDS] = { "alpha_ns", "gbps", "reduce_gbps" };
+static const char *const field_names[NFIELDS] = {
+	"alpha_ns", "gbps", "reduce_gbps", "auto_mesh"
+};
+
+/* A value the measurement did not decide, which the node keeps. */
+static bool field_kept(const struct calib *c, u32 l, int i)
+{
+	return (i == 2 && !c->fit[l].gamma_fitted) || (i == 3 && c->fit[l].auto_mesh < 0);
+}
 
 /*
  * Write every fitted value to this node's sysfs; on a failure put back
@@ -391,7 +402,7 @@ static int write_model(const struct calib *c)
 			continue;
 		link_values(&c->fit[l].link, val);
 		for (i = 0; i < NFIELDS && !ret; i++) {
-			if (i == 2 && !c->fit[l].gamma_fitted)
+			if (field_kept(c, l, i))
 				continue;
 			snprintf(name, sizeof(name), "level%u_%s", l, field_names[i]);
 			ret = cc_sysfs_read(c->env->sysfs, name, old[l][i], sizeof(old[l][i]));
@@ -410,7 +421,7 @@ static int write_model(const struct calib *c)
 	for (k = 0; k < done; k++) {
 		l = (u32)k / NFIELDS;
 		i = k % NFIELDS;
-		if (!c->nmembers[l] || (i == 2 && !c->fit[l].gamma_fitted))
+		if (!c->nmembers[l] || field_kept(c, l, i))
 			continue;
 		snprintf(name, sizeof(name), "level%u_%s", l, field_names[i]);
 		cc_sysfs_write(c->env->sysfs, name, old[l][i]);
@@ -443,6 +454,11 @@ static void print_text(const struct calib *c, bool written)
 		       c->nmembers[l], level_what[l], v[0], v[1],
 		       c->fit[l].gamma_fitted ? v[2] : "(kept)", 100 * c->fit[l].rms_rel,
 		       100 * c->fit[l].rms_rel_start, us(c->fit[l].overhead_s));
+		if (!field_kept(c, l, 3))
+			printf("level%u auto_mesh %s: Mesh took %.2f of Ring's time at its "
+			       "worst size%s\n", l, v[3], c->fit[l].mesh_ratio,
+			       c->fit[l].auto_mesh ? "; automatic selection may run it" :
+			       "; automatic selection leaves it out");
 	}
 	printf("\n%-6s %5s %-13s %-5s %10s %14s %14s %14s\n", "level", "ranks", "operation",
 	       "algo", "bytes", "measured us", "model now us", "fitted us");
@@ -471,6 +487,8 @@ static void print_text(const struct calib *c, bool written)
 		       l, v[0], l, v[1]);
 		if (c->fit[l].gamma_fitted)
 			printf("  collctl config level%u_reduce_gbps %s\n", l, v[2]);
+		if (!field_kept(c, l, 3))
+			printf("  collctl config level%u_auto_mesh %s\n", l, v[3]);
 	}
 }
 
@@ -497,6 +515,10 @@ static void print_json(const struct calib *c, bool written)
 		json_object_object_add(e, "gbps", json_object_new_string(v[1]));
 		json_object_object_add(e, "reduce_gbps", c->fit[l].gamma_fitted ?
 				       json_object_new_string(v[2]) : NULL);
+		json_object_object_add(e, "auto_mesh", field_kept(c, l, 3) ? NULL :
+				       json_object_new_int(c->fit[l].auto_mesh));
+		json_object_object_add(e, "mesh_ring_worst", field_kept(c, l, 3) ? NULL :
+				       json_object_new_double(c->fit[l].mesh_ratio));
 		json_object_object_add(e, "overhead_us",
 				       json_object_new_double(us(c->fit[l].overhead_s)));
 		json_object_object_add(e, "rms_rel", json_object_new_double(c->fit[l].rms_rel));

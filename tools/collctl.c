@@ -51,7 +51,8 @@ static const char *const tunables[] = {
 	"algo", "chunk_bytes", "slots", "timeout_ms", "connect_timeout_ms",
 	"level0_alpha_ns", "level0_gbps", "level0_reduce_gbps",
 	"level1_alpha_ns", "level1_gbps", "level1_reduce_gbps",
-	"level2_alpha_ns", "level2_gbps", "level2_reduce_gbps", "level2_conv_pct",
+	"level2_alpha_ns", "level2_gbps", "level2_reduce_gbps",
+	"level1_auto_mesh", "level2_auto_mesh", "level2_conv_pct",
 };
 #define NTUN (sizeof(tunables) / sizeof(tunables[0]))
 
@@ -108,7 +109,8 @@ static void usage(FILE *f, const char *prog)
 "  config NAME              one tunable (algo, chunk_bytes, slots, timeout_ms,\n"
 "                           connect_timeout_ms, and the link model of automatic\n"
 "                           selection: level{0,1,2}_alpha_ns, level{0,1,2}_gbps,\n"
-"                           level{0,1,2}_reduce_gbps, level2_conv_pct)\n"
+"                           level{0,1,2}_reduce_gbps, level{1,2}_auto_mesh,\n"
+"                           level2_conv_pct)\n"
 "  config NAME VALUE        set it (root); an algo string is parsed here first\n"
 "                           and a bad one is reported with its position; ''\n"
 "                           (empty) makes algo automatic again; the module\n"
@@ -131,7 +133,12 @@ static void usage(FILE *f, const char *prog)
 "                           plus a cost per operation the same for every\n"
 "                           algorithm (reported, not part of the model), are\n"
 "                           fitted to the times with the module's own cost\n"
-"                           model.\n"
+"                           model.  Between servers (levels 1 and 2, groups\n"
+"                           of more than two ranks) it also sets\n"
+"                           levelN_auto_mesh: 1 when Mesh took no longer than\n"
+"                           Ring at every size (AllGather and ReduceScatter\n"
+"                           together), so automatic selection may run it\n"
+"                           there; else 0.\n"
 "                           Rank 0 prints the model, its error against the\n"
 "                           times, and each time measured and modelled before\n"
 "                           and after.  --write sets it in sysfs on every node\n"
@@ -404,7 +411,7 @@ static int cmd_config(const struct ctl *c, int argc, char **argv)
 	if (!is_tunable(argv[0])) {
 		fprintf(stderr, "%s: unknown tunable '%s' (algo chunk_bytes slots timeout_ms "
 			"connect_timeout_ms level{0,1,2}_alpha_ns level{0,1,2}_gbps "
-			"level{0,1,2}_reduce_gbps level2_conv_pct)\n", c->prog, argv[0]);
+			"level{0,1,2}_reduce_gbps level{1,2}_auto_mesh level2_conv_pct)\n", c->prog, argv[0]);
 		return 2;
 	}
 	if (argc == 1) {
@@ -572,6 +579,14 @@ static int sysfs_model(const struct ctl *c, struct kc_cost_model *m)
 		m->lv[l].alpha = v[0] * 1000000ull;
 		m->lv[l].beta = (8000000000ull + v[1] / 2) / v[1];
 		m->lv[l].gamma = (8000000000ull + v[2] / 2) / v[2];
+		m->lv[l].auto_mesh = false;
+		if (l == KCOLL_LEVEL0)
+			continue;
+		snprintf(name, sizeof(name), "level%u_auto_mesh", l);
+		ret = read_attr(c, name, val, sizeof(val));
+		if (ret)
+			return ret;
+		m->lv[l].auto_mesh = strtoul(val, NULL, 10) == 1;
 	}
 	ret = read_attr(c, "level2_conv_pct", val, sizeof(val));
 	if (ret)

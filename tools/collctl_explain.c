@@ -65,6 +65,16 @@ static void add_alt(struct cc_explain *x, const struct kc_topo *t, u64 n,
 	a->time_fs = kc_cost_op(t, x->op, n, c, m);
 }
 
+/* Whether selection may run Mesh on every level of @t between servers. */
+static bool mesh_admitted(const struct kc_topo *t, const struct kc_cost_model *m)
+{
+	if (!m)
+		m = &kc_cost_default;
+	if (t->nservers > 1 && !m->lv[KCOLL_LEVEL1].auto_mesh)
+		return false;
+	return t->npods <= 1 || m->lv[KCOLL_LEVEL2].auto_mesh;
+}
+
 static void weigh_candidates(struct cc_explain *x, const struct kc_topo *t,
 			     const struct kc_algo_cfg *cfg, const struct kc_cost_model *m, u64 n)
 {
@@ -79,8 +89,8 @@ static void weigh_candidates(struct cc_explain *x, const struct kc_topo *t,
 		struct kc_algo_cfg c = *cfg;
 		char name[48];
 
-		/* as kc_cost_pick(): selection never runs Mesh between servers */
-		if (flat[i] == KCOLL_ALGO_MESH && t->nservers > 1)
+		/* as kc_cost_pick(): Mesh between servers only where admitted */
+		if (flat[i] == KCOLL_ALGO_MESH && !mesh_admitted(t, m))
 			continue;
 		for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
 			if (c.algo[l] == KCOLL_ALGO_AUTO)

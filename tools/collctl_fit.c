@@ -208,6 +208,49 @@ static int ls_step(const double (*c)[NPAR], const double *off, const double *t, 
 	return 0;
 }
 
+/* Mesh's and Ring's summed times at one size of a level; false if either is missing. */
+static bool mesh_ring_at(const struct cc_fit_sample *s, size_t n, u32 level, u64 bytes,
+			 double *mesh, double *ring)
+{
+	u32 nm = 0, nr = 0;
+	size_t i;
+
+	*mesh = *ring = 0.0;
+	for (i = 0; i < n; i++) {
+		if (s[i].level != level || s[i].bytes != bytes)
+			continue;
+		if (s[i].algo == KCOLL_ALGO_MESH) {
+			*mesh += s[i].seconds;
+			nm++;
+		} else if (s[i].algo == KCOLL_ALGO_RING) {
+			*ring += s[i].seconds;
+			nr++;
+		}
+	}
+	return nm && nm == nr && *ring > 0.0;
+}
+
+int cc_fit_mesh(const struct cc_fit_sample *s, size_t n, u32 level, double *worst)
+{
+	double mesh, ring;
+	bool any = false;
+	size_t i;
+
+	*worst = 0.0;
+	if (level == KCOLL_LEVEL0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i].level != level || s[i].algo != KCOLL_ALGO_MESH)
+			continue;
+		/* two ranks: Mesh and Ring are the same exchange */
+		if (s[i].p <= 2 || !mesh_ring_at(s, n, level, s[i].bytes, &mesh, &ring))
+			return -1;
+		*worst = fmax(*worst, mesh / ring);
+		any = true;
+	}
+	return any ? *worst <= 1.0 : -1;
+}
+
 int cc_fit_level(const struct cc_fit_sample *s, size_t n, u32 level,
 		 const struct kc_cost_model *start, struct cc_fit_result *out,
 		 char *err, size_t errlen)
@@ -309,6 +352,9 @@ int cc_fit_level(const struct cc_fit_sample *s, size_t n, u32 level,
 	out->link.gamma = (u64)llround(x[2]);
 	out->overhead_s = x[OVERHEAD] / 1e15;
 	out->rms_rel = rms_rel(s, n, level, start, x);
+	out->auto_mesh = cc_fit_mesh(s, n, level, &out->mesh_ratio);
+	if (out->auto_mesh >= 0)
+		out->link.auto_mesh = out->auto_mesh;
 	ret = 0;
 out:
 	free(c);

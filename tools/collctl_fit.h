@@ -29,6 +29,8 @@ struct cc_fit_result {
 	double rms_rel;		/* rms of (model + overhead - measured) / measured */
 	double rms_rel_start;	/* the same for the starting model */
 	bool gamma_fitted;	/* false: no sample reduces, gamma kept */
+	int auto_mesh;		/* cc_fit_mesh(): 1, 0, or -1 (no evidence, kept) */
+	double mesh_ratio;	/* its worst Mesh / Ring time */
 };
 
 /* Ops whose count is per rank: their region is count * ranks elements. */
@@ -43,7 +45,8 @@ double cc_fit_predict(const struct cc_fit_sample *s, const struct kc_cost_model 
 /*
  * Fit level @level of @start (its other levels, window and C kept) and a
  * cost per operation that is the same for every algorithm to the @n
- * samples of that level in @s, minimising the relative error.  Needs
+ * samples of that level in @s, minimising the relative error; decide
+ * auto_mesh with cc_fit_mesh().  Needs
  * samples of at least two sizes; gamma is fitted only when some sample
  * reduces, the overhead only when the samples tell it from alpha (more
  * than two ranks).  0, or -EINVAL with the reason in @err.
@@ -51,5 +54,16 @@ double cc_fit_predict(const struct cc_fit_sample *s, const struct kc_cost_model 
 int cc_fit_level(const struct cc_fit_sample *s, size_t n, u32 level,
 		 const struct kc_cost_model *start, struct cc_fit_result *out,
 		 char *err, size_t errlen);
+
+/*
+ * Whether automatic selection should run Mesh through level @level's ports
+ * (kc_cost_link.auto_mesh).  The model prices Mesh there as overlapping
+ * messages, never dearer than Ring; admit it only where the group's
+ * samples agree: at every size, Mesh's times (AllGather plus
+ * ReduceScatter) sum to no more than Ring's.  1 admit, 0 refuse, -1 no
+ * evidence: level 0 (no port), two ranks (Mesh and Ring exchange alike),
+ * or a size not timed with both.  @worst: the largest Mesh / Ring ratio.
+ */
+int cc_fit_mesh(const struct cc_fit_sample *s, size_t n, u32 level, double *worst);
 
 #endif /* COLLCTL_FIT_H */

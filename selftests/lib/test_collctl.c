@@ -556,8 +556,8 @@ TEST(explain_without_the_module_uses_the_builtin_model)
 }
 
 /* Write a fake sysfs directory with the link model attributes. */
-static int fake_sysfs(const char *dir, unsigned int alpha_ns, const char *gbps,
-		      unsigned int slots)
+static int fake_sysfs_mesh(const char *dir, unsigned int alpha_ns, const char *gbps,
+			   unsigned int slots, unsigned int auto_mesh)
 {
 	static const char *const f[] = { "alpha_ns", "gbps", "reduce_gbps" };
 	char path[512];
@@ -579,6 +579,14 @@ static int fake_sysfs(const char *dir, unsigned int alpha_ns, const char *gbps,
 			fclose(o);
 		}
 	}
+	for (l = 1; l < 3; l++) {
+		snprintf(path, sizeof(path), "%s/level%u_auto_mesh", dir, l);
+		o = fopen(path, "w");
+		if (!o)
+			return -1;
+		fprintf(o, "%u\n", auto_mesh);
+		fclose(o);
+	}
 	snprintf(path, sizeof(path), "%s/level2_conv_pct", dir);
 	o = fopen(path, "w");
 	if (!o)
@@ -598,6 +606,12 @@ static int fake_sysfs(const char *dir, unsigned int alpha_ns, const char *gbps,
 	fprintf(o, "\n");
 	fclose(o);
 	return 0;
+}
+
+static int fake_sysfs(const char *dir, unsigned int alpha_ns, const char *gbps,
+		      unsigned int slots)
+{
+	return fake_sysfs_mesh(dir, alpha_ns, gbps, slots, 0);
 }
 
 TEST(explain_takes_the_link_model_from_sysfs)
@@ -646,6 +660,19 @@ TEST(explain_takes_the_link_model_from_sysfs)
 		 "--algo level1:ring", dir);
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_NE(NULL, strstr(r.out, "predicted time: 157301.400 us")) TH_LOG("%s", r.out);
+	/*
+	 * Mesh between servers only where levelN_auto_mesh admits it (what
+	 * calibrate sets when Mesh measured faster than Ring): then it is
+	 * the cheapest, one latency per phase
+	 */
+	snprintf(args, sizeof(args), "-S %s explain --op allreduce --bytes 4M --ranks 4", dir);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
+	EXPECT_EQ(NULL, strstr(r.out, "fullmesh")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, fake_sysfs_mesh(dir, 5000, "0.16", 8, 1));
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "level1   NA          fullmesh")) TH_LOG("%s", r.out);
 	snprintf(args, sizeof(args), "rm -rf %s", dir);
 	EXPECT_EQ(0, system(args));
 }

@@ -206,4 +206,53 @@ TEST(noise_that_makes_latency_negative_pins_it_at_zero)
 	EXPECT_GT(r.link.beta, 8);
 }
 
+TEST(mesh_between_servers_is_admitted_only_where_it_measured_no_slower_than_ring)
+{
+	struct kc_cost_model truth = emulated(KCOLL_LEVEL1);
+	struct cc_fit_sample s[16];
+	struct cc_fit_result r;
+	char err[256] = "";
+	double worst;
+	size_t n, i;
+
+	/* the model's port: Mesh pays one latency where Ring pays p - 1 */
+	n = make_samples(s, KCOLL_LEVEL1, 4, &truth, 0.0, true, 0.0);
+	EXPECT_EQ(1, cc_fit_mesh(s, n, KCOLL_LEVEL1, &worst));
+	EXPECT_LT(worst, 1.0);
+	ASSERT_EQ(0, cc_fit_level(s, n, KCOLL_LEVEL1, &kc_cost_default, &r, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(1, r.auto_mesh);
+	EXPECT_TRUE(r.link.auto_mesh);
+	/* incast: Mesh three times slower at the largest size only */
+	for (i = 0; i < n; i++)
+		if (s[i].algo == KCOLL_ALGO_MESH && s[i].bytes == sizes[2])
+			s[i].seconds *= 3.0;
+	EXPECT_EQ(0, cc_fit_mesh(s, n, KCOLL_LEVEL1, &worst));
+	EXPECT_GT(worst, 2.0);
+	ASSERT_EQ(0, cc_fit_level(s, n, KCOLL_LEVEL1, &kc_cost_default, &r, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(0, r.auto_mesh);
+	EXPECT_FALSE(r.link.auto_mesh);
+	/* the same on level 2 */
+	truth = emulated(KCOLL_LEVEL2);
+	n = make_samples(s, KCOLL_LEVEL2, 3, &truth, 0.0, false, 0.0);
+	EXPECT_EQ(1, cc_fit_mesh(s, n, KCOLL_LEVEL2, &worst));
+	/* no evidence, the node's value is kept: two ranks, level 0, a size without Ring */
+	n = make_samples(s, KCOLL_LEVEL1, 2, &truth, 0.0, true, 0.0);
+	EXPECT_EQ(-1, cc_fit_mesh(s, n, KCOLL_LEVEL1, &worst));
+	ASSERT_EQ(0, cc_fit_level(s, n, KCOLL_LEVEL1, &kc_cost_default, &r, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(-1, r.auto_mesh);
+	EXPECT_FALSE(r.link.auto_mesh);
+	truth = emulated(KCOLL_LEVEL0);
+	n = make_samples(s, KCOLL_LEVEL0, 4, &truth, 0.0, true, 0.0);
+	EXPECT_EQ(-1, cc_fit_mesh(s, n, KCOLL_LEVEL0, &worst));
+	truth = emulated(KCOLL_LEVEL1);
+	n = make_samples(s, KCOLL_LEVEL1, 4, &truth, 0.0, false, 0.0);
+	for (i = 0; i < n; i++)
+		if (s[i].algo == KCOLL_ALGO_RING && s[i].bytes == sizes[1])
+			s[i].level = KCOLL_LEVEL2;
+	EXPECT_EQ(-1, cc_fit_mesh(s, n, KCOLL_LEVEL1, &worst));
+}
+
 TEST_HARNESS_MAIN

@@ -131,7 +131,8 @@ echo "mismatch detected as expected"
 # selection is listed, and bad writes are refused with the old value kept.
 if [ "$r" = 0 ]; then
 	for a in level0_alpha_ns level0_gbps level0_reduce_gbps level1_alpha_ns level1_gbps \
-		 level1_reduce_gbps level2_alpha_ns level2_gbps level2_reduce_gbps level2_conv_pct; do
+		 level1_reduce_gbps level2_alpha_ns level2_gbps level2_reduce_gbps level2_conv_pct \
+		 level1_auto_mesh level2_auto_mesh; do
 		"$B"/collctl config | grep -q "^$a " || fail "collctl config does not list $a"
 	done
 	[ "$(cat $SYS/level1_gbps)" = 200 ] || fail "level1_gbps default is not 200"
@@ -141,6 +142,13 @@ if [ "$r" = 0 ]; then
 	refuse level0_alpha_ns 10000001
 	refuse level0_alpha_ns -1
 	refuse level2_conv_pct 99
+	# Mesh between servers is left out of automatic selection until admitted
+	[ "$(cat $SYS/level1_auto_mesh)" = 0 ] || fail "level1_auto_mesh default is not 0"
+	for bad in 2 -1 yes ' 1' 0x2; do refuse level1_auto_mesh "$bad"; done
+	refuse level2_auto_mesh 10
+	"$B"/collctl config level2_auto_mesh 1 | grep -q 'level2_auto_mesh = 1' ||
+		fail "level2_auto_mesh 1 not taken"
+	"$B"/collctl config level2_auto_mesh 0 >/dev/null
 	"$B"/collctl config level1_gbps 100 | grep -q 'level1_gbps = 100' || fail "good write"
 	"$B"/collctl config level1_gbps 200 >/dev/null
 	"$B"/collctl -j config | grep -q '"level2_conv_pct"' || fail "collctl -j config"
@@ -183,6 +191,8 @@ for n in ("alpha_ns", "gbps", "reduce_gbps"):
     assert abs(float(lv[n]) - sysv(n)) < 1e-9, (n, lv[n], sysv(n))
 assert lv["rms_rel"] < lv["rms_rel_start"], lv
 assert len(j["samples"]) == 12 and all(s["measured_us"] > 0 for s in j["samples"]), j
+# two ranks run Mesh and Ring alike: no evidence, auto_mesh is kept (0)
+assert lv["auto_mesh"] is None and open(f"{sys.argv[2]}/level1_auto_mesh").read() == "0\n", lv
 print("calibrate: level1", lv)
 PY
 	# rank 1 wrote its node's values after its calibrate ended

@@ -143,7 +143,7 @@ TEST(alltoall_model_equals_simulator)
 
 TEST(selection_is_the_cheapest_candidate_and_resolves_every_level)
 {
-	/* level1 candidates: mesh is never chosen between servers (spec 3.5) */
+	/* level1 candidates: by default mesh is not chosen between servers (spec 3.5) */
 	static const u32 flat[] = { KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NHR,
 				    KCOLL_ALGO_NB, KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE };
 	static const u64 sizes[] = { 8, 4096, 1 << 20, 1 << 28 };
@@ -169,6 +169,52 @@ TEST(selection_is_the_cheapest_candidate_and_resolves_every_level)
 			c.algo[KCOLL_LEVEL1] = flat[i];
 			EXPECT_LE(best, kc_cost_op(&t, d.op, kc_cost_bytes(&d, 48), &c, NULL));
 		}
+	}
+	kc_topo_free(&t);
+}
+
+TEST(mesh_between_servers_only_where_the_model_admits_it)
+{
+	static const u32 ops[] = { KCOLL_OP_ALLREDUCE, KCOLL_OP_ALLGATHER,
+				   KCOLL_OP_REDUCESCATTER, KCOLL_OP_BROADCAST };
+	struct kc_cost_model cm = kc_cost_default;
+	struct kc_algo_cfg in = { { 0 }, 0 }, out, mesh = { { 0 }, 0 };
+	struct kc_topo t;
+	u64 bytes;
+	u32 o;
+
+	/* four servers of one rank: the only level is level 1, through ports */
+	ASSERT_EQ(0, kc_topo_init_regular(&t, 1, 4, 1));
+	mesh.algo[KCOLL_LEVEL1] = KCOLL_ALGO_MESH;
+	for (o = 0; o < ARRAY_SIZE(ops); o++) {
+		for (bytes = 64; bytes <= 64u << 20; bytes *= 8) {
+			struct kc_op_desc d = op_of(ops[o], 4, bytes);
+			u64 best;
+
+			kc_select_cfg(&t, &d, &in, NULL, &out);
+			EXPECT_NE(KCOLL_ALGO_MESH, out.algo[KCOLL_LEVEL1])
+				TH_LOG("%s %llu", kc_op_name(ops[o]), (unsigned long long)bytes);
+			cm.lv[KCOLL_LEVEL1].auto_mesh = true;
+			best = kc_select_cfg(&t, &d, &in, &cm, &out);
+			cm.lv[KCOLL_LEVEL1].auto_mesh = false;
+			/* admitted, Mesh's one latency per phase is the cheapest */
+			EXPECT_EQ(KCOLL_ALGO_MESH, out.algo[KCOLL_LEVEL1])
+				TH_LOG("%s %llu", kc_op_name(ops[o]), (unsigned long long)bytes);
+			EXPECT_EQ(best, kc_cost_op(&t, d.op, kc_cost_bytes(&d, 4), &mesh, &cm));
+		}
+	}
+	kc_topo_free(&t);
+	/* two pods of two servers: level 1's admission leaves level 2 alone */
+	ASSERT_EQ(0, kc_topo_init_regular(&t, 2, 2, 1));
+	cm.lv[KCOLL_LEVEL1].auto_mesh = true;
+	for (bytes = 64; bytes <= 64u << 20; bytes *= 8) {
+		struct kc_op_desc d = op_of(KCOLL_OP_ALLREDUCE, 4, bytes);
+
+		kc_select_cfg(&t, &d, &in, &cm, &out);
+		if (kc_algo_get(out.algo[KCOLL_LEVEL1])->build)
+			continue;	/* a whole-operation builder */
+		EXPECT_EQ(KCOLL_ALGO_MESH, out.algo[KCOLL_LEVEL1]);
+		EXPECT_NE(KCOLL_ALGO_MESH, out.algo[KCOLL_LEVEL2]);
 	}
 	kc_topo_free(&t);
 }
