@@ -951,6 +951,22 @@ bench: deps-bench bench-tools module
 	echo "=== bench: $$(( $$(date +%s) - t0 )) s, report in $(BENCH_DIR)/report.md"; \
 	exit $$rc
 
+# Where each VM's vCPU goes in a large AllReduce and in the link test at
+# the same size (perf record -a inside every VM, rxe counter deltas):
+# build/bench-profile/out/rank.N/{kcoll,link}.{top,comm,hw}.  PROFILE_BYTES.
+.PHONY: bench-profile
+bench-profile: deps-bench module coll-tools
+	@$(call kc_apt_ensure,linux-perf)
+	rm -rf $(BUILD)/bench-profile
+	$(KCOLL_VM) run -n 4 --mem 1024 -t 1800 --module $(TOP)/kcoll.ko \
+		--run-dir $(BUILD)/bench-profile -e PROFILE_BYTES=$(or $(PROFILE_BYTES),8M) \
+		-- $(TOP)/tools/bench/profile-node.sh
+	@for r in 0 1 2 3; do for p in kcoll link; do \
+		echo "=== rank $$r $$p: vCPU by command, top symbols, rxe counters moved"; \
+		cat $(BUILD)/bench-profile/out/rank.$$r/$$p.comm; \
+		head -n 15 $(BUILD)/bench-profile/out/rank.$$r/$$p.top; \
+		cat $(BUILD)/bench-profile/out/rank.$$r/$$p.hw; done; done
+
 # Static checks of the benchmark's scripts (seconds; could join `make lint`).
 bench-lint: $(MPI_COLL_BENCH) $(BENCH_REDUCE)
 	shellcheck $(TOP)/tools/bench/*.sh

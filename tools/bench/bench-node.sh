@@ -8,14 +8,16 @@
 # Per repetition, contenders interleaved (the order rotates each
 # repetition so that slow phases of the host hit every contender alike):
 #   link     perftest ib_write_bw, node0->node1 and node2->node3 at once
-#            (every VM busy), and ib_send_lat on the same two pairs
+#            (every VM busy), then the same pairs both ways at once (-b:
+#            every VM sends and receives, as in a collective), and
+#            ib_send_lat on the same two pairs
 #   ucx      Open MPI, pml ucx, rc_verbs on rxe0 (mpi_coll_bench)
 #   tcp      Open MPI, pml ob1, btl tcp on eth0 (mpi_coll_bench)
 #   kcoll    coll-perf, automatic selection, every op
 #   forced   coll-perf AllReduce with each algorithm of BENCH_ALGOS forced
 #   tuned    coll-perf AllReduce, automatic, with the module defaults of
 #            BENCH_TUNE set through sysfs (restored afterwards)
-#   calibrated  coll-perf AllReduce, automatic, with the link model that
+#   calibrated  coll-perf, every op, automatic, with the link model that
 #            `collctl calibrate` fitted to this cluster at boot (set
 #            through sysfs for the phase, restored afterwards; every other
 #            contender runs on the module's default model)
@@ -43,7 +45,8 @@ OPS=${BENCH_OPS:-allreduce allgather reducescatter broadcast}
 CALIBRATE=${BENCH_CALIBRATE:-1}
 SYS=/sys/class/misc/kcoll
 MODEL_ATTRS="level0_alpha_ns level0_gbps level0_reduce_gbps level1_alpha_ns level1_gbps
-	level1_reduce_gbps level2_alpha_ns level2_gbps level2_reduce_gbps"
+	level1_reduce_gbps level2_alpha_ns level2_gbps level2_reduce_gbps level1_auto_mesh
+	level2_auto_mesh"
 # Bytes per size and per contender that fix the iteration count of the
 # MPI program (large sizes run 1-3 iterations).
 BUDGET=${BENCH_BUDGET:-4M}
@@ -89,12 +92,23 @@ mpi_tcp=(--mca pml ob1 --mca btl "tcp,self,vader" --mca btl_tcp_if_include eth0)
 # bench-reduce: reduction vs memcpy throughput inside the VM.
 [ "$KCOLL_RANK" = 0 ] && "$TOP/build/bench/bench_reduce" >"$OUT/bench-reduce.txt" 2>&1
 
+# Sleep without a fork: under TCG each sleep(1) exec costs the vCPU tens
+# of ms, and ranks that poll for the next phase while rank 0 runs the MPI
+# contenders would take that CPU from them (tools/vm/vm-init.sh).
+nap_fifo=$(mktemp -u /tmp/nap.XXXXXX)
+if mkfifo "$nap_fifo" && exec {nap_fd}<>"$nap_fifo"; then
+	nap() { read -rt "$1" -u "$nap_fd" || :; }
+else
+	nap() { sleep "$1"; }
+fi
+rm -f "$nap_fifo"
+
 # A file barrier: every rank has reached NAME.
 all_ranks() { # NAME
 	local i
 	: >"$R/$1.$KCOLL_RANK"
 	for ((i = 0; i < NN; i++)); do
-		while [ ! -e "$R/$1.$i" ]; do sleep 0.2; done
+		while [ ! -e "$R/$1.$i" ]; do nap 0.2; done
 	done
 }
 
@@ -132,7 +146,7 @@ sync_phase() { # NAME
 	if [ "$KCOLL_RANK" = 0 ]; then
 		: >"$f"
 	else
-		while [ ! -e "$f" ]; do sleep 0.2; done
+		while [ ! -e "$f" ]; do nap 0.2; done
 	fi
 }
 
@@ -157,6 +171,9 @@ run_link() {
 	local d=$1
 	perf_node ib_write_bw "$d/write_bw.all" -a -n 10
 	((max > 8 << 20)) && perf_node ib_write_bw "$d/write_bw.$max" -s "$max" -n 3
+	# Under emulation one vCPU moves both directions of its VM's traffic:
+	# a collective's load (every VM sends and receives) is this one.
+	perf_node ib_write_bw "$d/write_bw_bidir.all" -a -n 10 -b
 	# Latency of the smallest size (the 8 B target) and of 32 KiB; -a
 	# would ping-pong up to 8 MiB, minutes under emulation.
 	perf_node ib_send_lat "$d/send_lat.8" -s 8 -n 100
@@ -194,14 +211,14 @@ run_kcoll() {
 	for op in $OPS; do coll_perf "$1" "kcoll.auto.$op" "$op" ""; done
 }
 
-# kcoll AllReduce with other module defaults ("attr=value ..." of
+# kcoll's OPS with other module defaults ("attr=value ..." of
 # /sys/class/misc/kcoll/), written on every node before the phase and
 # restored after it.  Every rank must have written before any creates its
 # communicator (chunk_bytes is checked at connection time): a file barrier.
 # A value the module refuses on any rank skips the phase on every rank:
 # a run with the old defaults must not be reported under NAME.
-run_with_defaults() { # DIR NAME "attr=value ..."
-	local d=$1 name=$2 kv old=()
+run_with_defaults() { # DIR NAME "attr=value ..." OPS
+	local d=$1 name=$2 kv op old=()
 	local bad=$d/$name-refused.txt
 	[ -n "$3" ] || return 0
 	for kv in $3; do
@@ -212,7 +229,9 @@ run_with_defaults() { # DIR NAME "attr=value ..."
 		fi
 	done
 	all_ranks "$name.$rep.set"
-	[ -e "$bad" ] || coll_perf "$d" "kcoll.$name.allreduce" allreduce ""
+	if [ ! -e "$bad" ]; then
+		for op in $4; do coll_perf "$d" "kcoll.$name.$op" "$op" ""; done
+	fi
 	all_ranks "$name.$rep.run"
 	for kv in "${old[@]}"; do echo "${kv#*=}" >"$SYS/${kv%%=*}"; done
 	all_ranks "$name.$rep.restored"
@@ -241,8 +260,8 @@ for ((rep = FIRST; rep < FIRST + REPS; rep++)); do
 		tcp) run_mpi "$d" mpi.tcp "${mpi_tcp[@]}" ;;
 		kcoll) run_kcoll "$d" ;;
 		forced) run_forced "$d" ;;
-		tuned) run_with_defaults "$d" tuned "$TUNE" ;;
-		calibrated) run_with_defaults "$d" calibrated "$calib" ;;
+		tuned) run_with_defaults "$d" tuned "$TUNE" allreduce ;;
+		calibrated) run_with_defaults "$d" calibrated "$calib" "$OPS" ;;
 		esac
 		if [ "$KCOLL_RANK" = 0 ]; then
 			log "rep $rep $c: $(( $(date +%s) - t0 )) s"

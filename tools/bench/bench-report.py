@@ -89,6 +89,14 @@ def parse_rep(rep, d, raw):
                 bw = float(t[3]) * PERFTEST_MB / GB
                 link.setdefault("write_bw", {}).setdefault(int(t[0]), {}).setdefault(
                     rep, []).append(bw)
+    # -b: perftest reports both directions summed; kept per direction.
+    for f in glob.glob(os.path.join(d, "write_bw_bidir.*.pair*.txt")):
+        for line in open(f, errors="replace"):
+            t = line.split()
+            if len(t) >= 4 and t[0].isdigit() and t[1].isdigit():
+                bw = float(t[3]) * PERFTEST_MB / GB / 2
+                link.setdefault("write_bw_bidir", {}).setdefault(int(t[0]), {}).setdefault(
+                    rep, []).append(bw)
     for f in glob.glob(os.path.join(d, "send_lat.*.pair*.txt")):
         for line in open(f, errors="replace"):
             t = line.split()
@@ -125,6 +133,8 @@ def aggregate(raw):
                      for s, reps in link.get("write_bw", {}).items()},
         "write_bw_pairs_sum": {s: stats([sum(v) for v in reps.values()])
                                for s, reps in link.get("write_bw", {}).items()},
+        "write_bw_bidir": {s: stats([statistics.mean(v) for v in reps.values()])
+                           for s, reps in link.get("write_bw_bidir", {}).items()},
         "send_lat_typical": {s: stats([statistics.mean(x["typical_us"] for x in v)
                                        for v in reps.values()])
                              for s, reps in link.get("send_lat", {}).items()},
@@ -177,32 +187,36 @@ def op_table(agg, op, out):
     sizes = sorted(set().union(*[set(agg.get(n, {}).get(op, {}))
                                  for n in ("kcoll", "ompi-ucx", "ompi-tcp")]))
     link = agg["link"]["write_bw"]
+    bidir = agg["link"].get("write_bw_bidir", {})
     out.append("\n### %s\n" % op)
     out.append("time us and busbw MB/s (1e6 B/s): median (min-max) over the repetitions; "
                "ratios of median busbw (time ratio for latency).  link = per-link "
-               "ib_write_bw with both pairs running.\n")
+               "ib_write_bw with both pairs running, one way; link -b = the same pairs "
+               "both ways at once (every VM sends and receives, as in the collective), "
+               "per direction.\n")
     out.append("| size | kcoll time | kcoll busbw | OMPI-UCX time | OMPI-UCX busbw | "
-               "OMPI-TCP time | OMPI-TCP busbw | ib_write_bw | kcoll/UCX | kcoll/TCP | "
-               "kcoll/link | wrong |")
-    out.append("|" + "---|" * 12)
+               "OMPI-TCP time | OMPI-TCP busbw | ib_write_bw | ib_write_bw -b | kcoll/UCX | "
+               "kcoll/TCP | kcoll/link | kcoll/link -b | wrong |")
+    out.append("|" + "---|" * 14)
     rows = []
     for s in sizes:
         k = agg.get("kcoll", {}).get(op, {}).get(s)
         u = agg.get("ompi-ucx", {}).get(op, {}).get(s)
         t = agg.get("ompi-tcp", {}).get(op, {}).get(s)
-        lb = link.get(s)
+        lb, bb = link.get(s), bidir.get(s)
         kb, ub, tb = (x["busbw"]["median"] if x and x["busbw"] else None for x in (k, u, t))
         lbm = lb["median"] if lb else None
+        bbm = bb["median"] if bb else None
         wrong = sum(x["wrong"] for x in (k, u, t) if x)
         r = {"size": s, "kcoll_over_ucx": ratio(kb, ub), "kcoll_over_tcp": ratio(kb, tb),
-             "kcoll_over_link": ratio(kb, lbm)}
+             "kcoll_over_link": ratio(kb, lbm), "kcoll_over_link_bidir": ratio(kb, bbm)}
         rows.append(r)
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
             fmt_size(s), fmt_t(k and k["time_us"]), fmt_bw(k and k["busbw"]),
             fmt_t(u and u["time_us"]), fmt_bw(u and u["busbw"]),
-            fmt_t(t and t["time_us"]), fmt_bw(t and t["busbw"]), fmt_bw(lb),
+            fmt_t(t and t["time_us"]), fmt_bw(t and t["busbw"]), fmt_bw(lb), fmt_bw(bb),
             fmt_r(r["kcoll_over_ucx"]), fmt_r(r["kcoll_over_tcp"]),
-            fmt_r(r["kcoll_over_link"]), wrong))
+            fmt_r(r["kcoll_over_link"]), fmt_r(r["kcoll_over_link_bidir"]), wrong))
     return rows
 
 
@@ -256,10 +270,14 @@ def calibration_lines(rank0s):
                 lines.append("calibrate: %s unreadable (calibration failed?)" % f)
                 continue
             for lv in j.get("levels", []):
+                mesh = lv.get("auto_mesh")
                 lines.append("calibrate.%s: level%d alpha_ns=%s gbps=%s reduce_gbps=%s "
-                             "overhead_us=%.0f fit_error=%.1f%% default_model_error=%.1f%%" % (
+                             "auto_mesh=%s overhead_us=%.0f fit_error=%.1f%% "
+                             "default_model_error=%.1f%%" % (
                                  os.path.basename(f)[len("calibrate."):-len(".json")],
                                  lv["level"], lv["alpha_ns"], lv["gbps"], lv["reduce_gbps"],
+                                 "kept" if mesh is None else "%d (Mesh/Ring worst %.2f)" % (
+                                     mesh, lv["mesh_ring_worst"]),
                                  lv.get("overhead_us", 0.0), 100 * lv["rms_rel"],
                                  100 * lv["rms_rel_start"]))
     return lines
@@ -301,10 +319,31 @@ def targets(agg, tables, out):
             check("allreduce busbw kcoll/OMPI-UCX", r["size"], r["kcoll_over_ucx"], T_AR_UCX)
             check("allreduce busbw kcoll/OMPI-TCP", r["size"], r["kcoll_over_tcp"], T_AR_TCP)
             check("allreduce busbw kcoll/ib_write_bw", r["size"], r["kcoll_over_link"], T_AR_LINK)
+            check("allreduce busbw kcoll/ib_write_bw -b per direction", r["size"],
+                  r["kcoll_over_link_bidir"], T_AR_LINK)
     for c in ("ompi-ucx", "ompi-tcp"):
         check("8 B allreduce time kcoll/" + c.upper(), 8,
               ratio(med(agg, "kcoll", "allreduce", 8, "time_us"),
                     med(agg, c, "allreduce", 8, "time_us")), T_LAT, le=True)
+    # The same rows for automatic selection on the calibrated model (what
+    # an operator who ran `collctl calibrate --write` gets).
+    links = (("ib_write_bw", agg["link"]["write_bw"]),
+             ("ib_write_bw -b per direction", agg["link"].get("write_bw_bidir", {})))
+    cal = agg.get("kcoll-calibrated", {})
+    for c in ("ompi-ucx", "ompi-tcp"):
+        if 8 in cal.get("allreduce", {}):
+            check("8 B allreduce time kcoll-calibrated/" + c.upper(), 8,
+                  ratio(med(agg, "kcoll-calibrated", "allreduce", 8, "time_us"),
+                        med(agg, c, "allreduce", 8, "time_us")), T_LAT, le=True)
+    for op, goal in (("allreduce", None), ("allgather", T_AGRS), ("reducescatter", T_AGRS)):
+        for s in sorted(x for x in cal.get(op, {}) if x >= MIB):
+            cb = med(agg, "kcoll-calibrated", op, s, "busbw")
+            for c, g in (("ompi-ucx", goal or T_AR_UCX), ("ompi-tcp", goal or T_AR_TCP)):
+                check("%s busbw kcoll-calibrated/%s" % (op, c.upper()), s,
+                      ratio(cb, med(agg, c, op, s, "busbw")), g)
+            for name, lw in links if op == "allreduce" else ():
+                check("allreduce busbw kcoll-calibrated/" + name, s,
+                      ratio(cb, lw.get(s, {}).get("median")), T_AR_LINK)
     for op in ("allgather", "reducescatter"):
         for r in tables[op]:
             if r["size"] >= MIB:
@@ -338,21 +377,24 @@ def plot(agg, outdir):
                     if b and b["median"] > 0:
                         f.write("%d %g %g %g\n" % (s, b["median"], b["min"], b["max"]))
             curves.setdefault(op, []).append((name, fn))
-        lw = agg["link"]["write_bw"]
-        if lw:
-            fn = os.path.join(dat, "link.write_bw.dat")
+        for key, name in (("write_bw", "ib_write_bw per link"),
+                          ("write_bw_bidir", "ib_write_bw -b per direction")):
+            lw = agg["link"].get(key)
+            if not lw:
+                continue
+            fn = os.path.join(dat, "link.%s.dat" % key)
             with open(fn, "w") as f:
                 for s in sorted(lw):
                     if lw[s]["median"] > 0:
                         f.write("%d %g %g %g\n" % (s, lw[s]["median"], lw[s]["min"], lw[s]["max"]))
-            curves.setdefault(op, []).append(("ib_write_bw per link", fn))
+            curves.setdefault(op, []).append((name, fn))
     g = ['set terminal pngcairo size 1400,1000 noenhanced',
          'set output "%s"' % os.path.join(outdir, "busbw.png"),
          'set multiplot layout 2,2 title "kcoll vs Open MPI vs the link, 4 VMs soft-RoCE (median, min-max)"',
          'set logscale xy', 'set format x "%.0s%cB"', 'set xlabel "size"',
          'set ylabel "busbw MB/s"', 'set key top left', 'set grid']
     colour = {"kcoll": "#d62728", "ompi-ucx": "#1f77b4", "ompi-tcp": "#2ca02c",
-              "ib_write_bw per link": "#7f7f7f"}
+              "ib_write_bw per link": "#7f7f7f", "ib_write_bw -b per direction": "#bcbd22"}
     for op in OPS:
         g.append('set title "%s"' % op)
         cs = curves.get(op)

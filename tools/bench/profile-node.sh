@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Where a VM's one vCPU goes during a large AllReduce, and during the link
+# test that loads it the same way (make bench-profile; issue 8 asks what
+# limits busbw against ib_write_bw).  Run on every rank of 4 VMs by
+#   tools/kcoll-vm run -n 4 --module kcoll.ko -- tools/bench/profile-node.sh
+# Every node samples its whole system (perf record -a, cpu-clock: TCG has
+# no hardware counters) during
+#   kcoll   coll-perf AllReduce of PROFILE_BYTES (default 8M), automatic;
+#   link    ib_write_bw -b between node0-node1 and node2-node3 at once, at
+#           the same size (every VM sends and receives, as in the ring);
+# and keeps the top symbols, the split kernel / user / idle, and the
+# deltas of rxe's hardware counters (retries, NAKs, sequence errors)
+# over each phase in $KCOLL_OUTDIR.
+set -eu
+B=${COLL_BIN:-build/bin}
+r=${KCOLL_RANK:?run me through tools/kcoll-vm}
+node=${KCOLL_NODE:?}
+OUT=${KCOLL_OUTDIR:?}
+BYTES=${PROFILE_BYTES:-8M}
+HW=/sys/class/infiniband/rxe0/ports/1/hw_counters
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
+
+counters() { # FILE
+	local f
+	for f in "$HW"/*; do printf '%s %s\n' "${f##*/}" "$(cat "$f")"; done >"$1"
+}
+
+# The counters that moved between two snapshots.
+counter_delta() { # BEFORE AFTER
+	join "$1" "$2" | awk '$3 != $2 { printf "%s %d\n", $1, $3 - $2 }'
+}
+
+# Sample the whole VM while "$@" runs; keep the report, drop the data.
+profile() { # NAME CMD...
+	local name=$1
+	shift
+	counters "$OUT/$name.hw.before"
+	perf record -q -a -e cpu-clock -F 250 -o "$OUT/$name.data" -- "$@" \
+		>"$OUT/$name.out" 2>"$OUT/$name.err" || {
+		echo "profile: $name failed: $(tail -n 3 "$OUT/$name.err")" >&2
+		return 1
+	}
+	counters "$OUT/$name.hw.after"
+	counter_delta "$OUT/$name.hw.before" "$OUT/$name.hw.after" >"$OUT/$name.hw"
+	perf report -i "$OUT/$name.data" --no-children --sort sym --stdio 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -n 40 >"$OUT/$name.top"
+	perf report -i "$OUT/$name.data" --no-children --sort comm --stdio 2>/dev/null |
+		grep -v '^#' | grep -v '^$' | head -n 15 >"$OUT/$name.comm"
+	rm -f "$OUT/$name.data"
+}
+
+# The link phase: perftest's server on odd nodes, client on even ones.
+write_bw_bidir() {
+	local peer i
+	if ((node % 2)); then
+		timeout 600 ib_write_bw -d rxe0 -x 1 -F -b -s "$1" -n 20
+		return
+	fi
+	peer=node$((node + 1))
+	for i in $(seq 15); do
+		sleep 1
+		timeout 600 ib_write_bw -d rxe0 -x 1 -F -b -s "$1" -n 20 "$peer" && return 0
+		[ "$i" = 15 ] && return 1
+	done
+}
+
+# A sleep without a fork (tools/vm/vm-init.sh).
+nap_fifo=$(mktemp -u /tmp/nap.XXXXXX)
+if mkfifo "$nap_fifo" && exec {nap_fd}<>"$nap_fifo"; then
+	nap() { read -rt "$1" -u "$nap_fd" || :; }
+else
+	nap() { sleep "$1"; }
+fi
+rm -f "$nap_fifo"
+
+# Every rank starts both phases together: coll-perf's set-up waits for
+# all; the link phase waits for a file rank 0 posts once every rank is
+# done with coll-perf.
+R=$OUT/..
+bytes=$(numfmt --from=iec "$BYTES")
+profile kcoll "$B/coll-perf" -t allreduce -b "$BYTES" -e "$BYTES" -n 3 -w 1
+: >"$R/kcoll-done.$r"
+while [ "$(find "$R" -maxdepth 1 -name 'kcoll-done.*' | wc -l)" -lt "${KCOLL_NRANKS:?}" ]; do
+	nap 0.5
+done
+export -f write_bw_bidir
+export node
+profile link bash -c "write_bw_bidir $bytes"
+echo "profile: rank $r done"
