@@ -92,16 +92,9 @@ mpi_tcp=(--mca pml ob1 --mca btl "tcp,self,vader" --mca btl_tcp_if_include eth0)
 # bench-reduce: reduction vs memcpy throughput inside the VM.
 [ "$KCOLL_RANK" = 0 ] && "$TOP/build/bench/bench_reduce" >"$OUT/bench-reduce.txt" 2>&1
 
-# Sleep without a fork: under TCG each sleep(1) exec costs the vCPU tens
-# of ms, and ranks that poll for the next phase while rank 0 runs the MPI
-# contenders would take that CPU from them (tools/vm/vm-init.sh).
-nap_fifo=$(mktemp -u /tmp/nap.XXXXXX)
-if mkfifo "$nap_fifo" && exec {nap_fd}<>"$nap_fifo"; then
-	nap() { read -rt "$1" -u "$nap_fd" || :; }
-else
-	nap() { sleep "$1"; }
-fi
-rm -f "$nap_fifo"
+# nap (a sleep without a fork) and perf_node (perftest on two pairs).
+# shellcheck source=tools/bench/node-common.sh
+. "$TOP/tools/bench/node-common.sh"
 
 # A file barrier: every rank has reached NAME.
 all_ranks() { # NAME
@@ -150,23 +143,8 @@ sync_phase() { # NAME
 	fi
 }
 
-# perftest between node PEER (server, odd node) and this node (client,
-# even node): node0->node1 and node2->node3 at once, every size of the
-# tool's -a sweep (2 B..8 MiB) in one connection, then 32 MiB alone.
-perf_node() { # TOOL OUTPREFIX ARGS...
-	local tool=$1 pre=$2 node=${KCOLL_NODE:?} peer
-	shift 2
-	if ((node % 2)); then
-		"$tool" -d rxe0 -x 1 -F "$@" >"$pre.server.$node.txt" 2>&1
-	else
-		peer=node$((node + 1))
-		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
-			sleep 1
-			"$tool" -d rxe0 -x 1 -F "$@" "$peer" >"$pre.pair$((node / 2)).txt" 2>&1 && break
-		done
-	fi
-}
-
+# Every size of the tool's -a sweep (2 B..8 MiB) in one connection, then
+# the largest size alone when it is above 8 MiB.
 run_link() {
 	local d=$1
 	perf_node ib_write_bw "$d/write_bw.all" -a -n 10

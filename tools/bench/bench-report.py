@@ -82,21 +82,15 @@ def parse_rep(rep, d, raw):
                  "in_place_time_us": (r.get("in_place") or {}).get("time")})
     link = raw.setdefault("link", {})
     # perftest result lines: "#bytes #iterations ..." then the numbers.
-    for f in glob.glob(os.path.join(d, "write_bw.*.pair*.txt")):
-        for line in open(f, errors="replace"):
-            t = line.split()
-            if len(t) >= 4 and t[0].isdigit() and t[1].isdigit():
-                bw = float(t[3]) * PERFTEST_MB / GB
-                link.setdefault("write_bw", {}).setdefault(int(t[0]), {}).setdefault(
-                    rep, []).append(bw)
     # -b: perftest reports both directions summed; kept per direction.
-    for f in glob.glob(os.path.join(d, "write_bw_bidir.*.pair*.txt")):
-        for line in open(f, errors="replace"):
-            t = line.split()
-            if len(t) >= 4 and t[0].isdigit() and t[1].isdigit():
-                bw = float(t[3]) * PERFTEST_MB / GB / 2
-                link.setdefault("write_bw_bidir", {}).setdefault(int(t[0]), {}).setdefault(
-                    rep, []).append(bw)
+    for key, directions in (("write_bw", 1), ("write_bw_bidir", 2)):
+        for f in glob.glob(os.path.join(d, key + ".*.pair*.txt")):
+            for line in open(f, errors="replace"):
+                t = line.split()
+                if len(t) >= 4 and t[0].isdigit() and t[1].isdigit():
+                    bw = float(t[3]) * PERFTEST_MB / GB / directions
+                    link.setdefault(key, {}).setdefault(int(t[0]), {}).setdefault(
+                        rep, []).append(bw)
     for f in glob.glob(os.path.join(d, "send_lat.*.pair*.txt")):
         for line in open(f, errors="replace"):
             t = line.split()

@@ -10,13 +10,13 @@
 #   kcoll   coll-perf AllReduce of PROFILE_BYTES (default 8M), automatic;
 #   link    ib_write_bw -b between node0-node1 and node2-node3 at once, at
 #           the same size (every VM sends and receives, as in the ring);
-# and keeps the top symbols, the split kernel / user / idle, and the
-# deltas of rxe's hardware counters (retries, NAKs, sequence errors)
-# over each phase in $KCOLL_OUTDIR.
+# and keeps the vCPU by command, the top symbols, and the deltas of rxe's
+# hardware counters (retries, NAKs, sequence errors) over each phase in
+# $KCOLL_OUTDIR.
 set -eu
 B=${COLL_BIN:-build/bin}
 r=${KCOLL_RANK:?run me through tools/kcoll-vm}
-node=${KCOLL_NODE:?}
+: "${KCOLL_NODE:?}"	# perf_node pairs the nodes by it
 OUT=${KCOLL_OUTDIR:?}
 BYTES=${PROFILE_BYTES:-8M}
 HW=/sys/class/infiniband/rxe0/ports/1/hw_counters
@@ -51,29 +51,9 @@ profile() { # NAME CMD...
 	rm -f "$OUT/$name.data"
 }
 
-# The link phase: perftest's server on odd nodes, client on even ones.
-write_bw_bidir() {
-	local peer i
-	if ((node % 2)); then
-		timeout 600 ib_write_bw -d rxe0 -x 1 -F -b -s "$1" -n 20
-		return
-	fi
-	peer=node$((node + 1))
-	for i in $(seq 15); do
-		sleep 1
-		timeout 600 ib_write_bw -d rxe0 -x 1 -F -b -s "$1" -n 20 "$peer" && return 0
-		[ "$i" = 15 ] && return 1
-	done
-}
-
-# A sleep without a fork (tools/vm/vm-init.sh).
-nap_fifo=$(mktemp -u /tmp/nap.XXXXXX)
-if mkfifo "$nap_fifo" && exec {nap_fd}<>"$nap_fifo"; then
-	nap() { read -rt "$1" -u "$nap_fd" || :; }
-else
-	nap() { sleep "$1"; }
-fi
-rm -f "$nap_fifo"
+# nap (a sleep without a fork) and perf_node (perftest on two pairs).
+# shellcheck source=tools/bench/node-common.sh
+. "$(dirname "$0")/node-common.sh"
 
 # Every rank starts both phases together: coll-perf's set-up waits for
 # all; the link phase waits for a file rank 0 posts once every rank is
@@ -85,7 +65,10 @@ profile kcoll "$B/coll-perf" -t allreduce -b "$BYTES" -e "$BYTES" -n 3 -w 1
 while [ "$(find "$R" -maxdepth 1 -name 'kcoll-done.*' | wc -l)" -lt "${KCOLL_NRANKS:?}" ]; do
 	nap 0.5
 done
-export -f write_bw_bidir
-export node
-profile link bash -c "write_bw_bidir $bytes"
+# perftest's output in link.pair0.txt (client), link.server.1.txt, ...; a
+# hung pair ends the phase after 1200 s.
+export -f perf_node
+# shellcheck disable=SC2016 # $1 and $2 belong to the inner shell
+profile link timeout 1200 bash -c 'perf_node ib_write_bw "$1" -b -s "$2" -n 20' \
+	link "$OUT/link" "$bytes"
 echo "profile: rank $r done"
