@@ -94,12 +94,14 @@ check-algo: $(ALGO_TESTS)
 		KC_TEST_QUICK=$(if $(filter 1,$(QUICK)),1,0) $$t || fail=1; \
 	done; exit $$fail
 
-# The demo: four VMs (Debian 6.1, soft-RoCE) each load kcoll.ko and run
-# one rank of an nccl-tests style AllReduce sweep through libcoll.
+# The demo: four VMs (Debian 6.1, soft-RoCE) each load kcoll.ko, fit the
+# link model to the cluster (collctl calibrate --write) and run one rank
+# of an nccl-tests style AllReduce sweep through libcoll.
 # TCG emulation makes every time slow and noisy: #wrong is what counts.
 DEMO_ARGS ?= -t allreduce -b 8 -e 64M -f 4 -n 3 -w 1
 demo: all
-	$(KCOLL_VM) run -n 4 --mem 1024 --module $(TOP)/kcoll.ko -t 1800 -- $(COLL_PERF) $(DEMO_ARGS)
+	$(KCOLL_VM) run -n 4 --mem 1024 --module $(TOP)/kcoll.ko -t 1800 -- \
+		$(TOP)/tools/vm/demo-node.sh $(COLLCTL) $(COLL_PERF) $(DEMO_ARGS)
 
 # The same sweep among 8 threads of one process (no VM, no module).
 demo-sim: $(DEMO_SIM)
@@ -967,12 +969,27 @@ bench-profile: deps-bench module coll-tools
 		head -n 15 $(BUILD)/bench-profile/out/rank.$$r/$$p.top; \
 		cat $(BUILD)/bench-profile/out/rank.$$r/$$p.hw; done; done
 
+# AllReduce time against chunk_bytes:slots, every pair set on every node
+# and interleaved (tools/bench/tune-node.sh): build/bench-tune/tune.md.
+# TUNE_CONFIGS ("chunk:slots ..."; the first is the reference), TUNE_ALGOS,
+# TUNE_REPS, TUNE_MINBYTES, TUNE_MAXBYTES.
+TUNE_VARS := TUNE_CONFIGS TUNE_ALGOS TUNE_REPS TUNE_MINBYTES TUNE_MAXBYTES
+.PHONY: bench-tune
+bench-tune: deps-bench module coll-tools
+	rm -rf $(BUILD)/bench-tune
+	$(KCOLL_VM) run -n 4 --mem 1024 -t 3600 --module $(TOP)/kcoll.ko \
+		--run-dir $(BUILD)/bench-tune \
+		$(foreach v,$(TUNE_VARS),$(if $($(v)),-e "$(v)=$($(v))")) \
+		-- $(TOP)/tools/bench/tune-node.sh
+	python3 $(TOP)/tools/bench/tune-report.py $(BUILD)/bench-tune
+
 # Static checks of the benchmark's scripts (seconds; could join `make lint`).
 bench-lint: $(MPI_COLL_BENCH) $(BENCH_REDUCE)
 	shellcheck $(TOP)/tools/bench/*.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo $(TOP)/tools/bench/*.c
-	python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' $(TOP)/tools/bench/bench-report.py
+	for f in $(TOP)/tools/bench/*.py; do \
+		python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' $$f || exit 1; done
 
 # The report again from the raw output of the last run.
 bench-report:

@@ -31,7 +31,7 @@ TOP=${BENCH_TOP:?}
 OUT=$R/out/rank.0
 REPS=${BENCH_REPS:-5}
 FIRST=${BENCH_FIRST_REP:-1}
-MAXB=${BENCH_MAXBYTES:-32M}
+MAXB=${BENCH_MAXBYTES:-64M}
 ALGOS=${BENCH_ALGOS:-ring H-D_R NHR fullmesh tree}
 # Timed iterations of small sizes (MPI: at most this many, fewer from
 # BUDGET/size on; coll-perf: this many up to 128 KiB, 1 from 512 KiB).
@@ -60,10 +60,13 @@ log() { echo "bench: $(date +%T) $*"; }
 hosts=""
 for ((i = 0; i < NN; i++)); do hosts+="${hosts:+,}node$i:1"; done
 
-# Sizes of the sweep: 8 B * 4^k up to MAXB.
+# Sizes of the sweep: 8 B * 4^k up to MAXB, and MAXB itself when it is
+# off that grid (the default 64 MiB is: ..., 32M, 64M).
 max=$(numfmt --from=iec "$MAXB")
 sizes=()
 for ((s = 8; s <= max; s *= 4)); do sizes+=("$s"); done
+off_grid=0
+((${#sizes[@]} && sizes[-1] < max)) && sizes+=("$max") && off_grid=1
 
 mpi_common=(mpirun --allow-run-as-root -np "$NN" --host "$hosts" --bind-to none
 	--mca plm_rsh_agent "$RSH" --mca oob_tcp_if_include eth0
@@ -92,18 +95,10 @@ mpi_tcp=(--mca pml ob1 --mca btl "tcp,self,vader" --mca btl_tcp_if_include eth0)
 # bench-reduce: reduction vs memcpy throughput inside the VM.
 [ "$KCOLL_RANK" = 0 ] && "$TOP/build/bench/bench_reduce" >"$OUT/bench-reduce.txt" 2>&1
 
-# nap (a sleep without a fork) and perf_node (perftest on two pairs).
+# nap (a sleep without a fork), all_ranks (a file barrier in $R) and
+# perf_node (perftest on two pairs).
 # shellcheck source=tools/bench/node-common.sh
 . "$TOP/tools/bench/node-common.sh"
-
-# A file barrier: every rank has reached NAME.
-all_ranks() { # NAME
-	local i
-	: >"$R/$1.$KCOLL_RANK"
-	for ((i = 0; i < NN; i++)); do
-		while [ ! -e "$R/$1.$i" ]; do nap 0.2; done
-	done
-}
 
 # The link model fitted to this cluster, once per boot, by every rank at
 # once (collctl calibrate --write), kept as "attr=value ..." in $calib for
@@ -144,14 +139,19 @@ sync_phase() { # NAME
 }
 
 # Every size of the tool's -a sweep (2 B..8 MiB) in one connection, then
-# the largest size alone when it is above 8 MiB.
+# each size of the sweep above 8 MiB alone.
 run_link() {
-	local d=$1
+	local d=$1 s
 	perf_node ib_write_bw "$d/write_bw.all" -a -n 10
-	((max > 8 << 20)) && perf_node ib_write_bw "$d/write_bw.$max" -s "$max" -n 3
+	for s in "${sizes[@]}"; do
+		((s > 8 << 20)) && perf_node ib_write_bw "$d/write_bw.$s" -s "$s" -n 3
+	done
 	# Under emulation one vCPU moves both directions of its VM's traffic:
 	# a collective's load (every VM sends and receives) is this one.
 	perf_node ib_write_bw "$d/write_bw_bidir.all" -a -n 10 -b
+	for s in "${sizes[@]}"; do
+		((s > 8 << 20)) && perf_node ib_write_bw "$d/write_bw_bidir.$s" -s "$s" -n 3 -b
+	done
 	# Latency of the smallest size (the 8 B target) and of 32 KiB; -a
 	# would ping-pong up to 8 MiB, minutes under emulation.
 	perf_node ib_send_lat "$d/send_lat.8" -s 8 -n 100
@@ -167,19 +167,26 @@ run_mpi() { # DIR NAME ARGS...
 }
 
 # coll-perf on every rank, in two bands (iterations per size are fixed
-# per invocation).  Only rank 0 keeps the output.
+# per invocation), and MAXB alone when it is off the grid (coll-perf's
+# sweep, like nccl-tests', stops at the last step).  Only rank 0 keeps
+# the output.
 coll_perf() { # DIR NAME OP ALGO
 	local d=$1 name=$2 op=$3 algo=$4 band lo hi n out=/dev/null json=()
-	for band in small large; do
-		if [ $band = small ]; then lo=8 hi=128K n=$ITERS; else lo=512K hi=$MAXB n=1; fi
-		((max < $(numfmt --from=iec $lo))) && continue
+	for band in small large top; do
+		case $band in
+		small) lo=8 hi=128K n=$ITERS ;;
+		large) lo=512K hi=$MAXB n=1 ;;
+		top) lo=$max hi=$max n=1 ;;
+		esac
+		[ $band = top ] && ((!off_grid)) && continue
+		((max < $(numfmt --from=iec "$lo"))) && continue
 		((max < $(numfmt --from=iec "$hi"))) && hi=$MAXB
 		if [ "$KCOLL_RANK" = 0 ]; then
 			out=$d/$name.$band.txt
 			json=(-J "$d/$name.$band.json")
 		fi
 		# Automatic selection: no KCOLL_ALGO at all (the sysfs default).
-		env ${algo:+"KCOLL_ALGO=$algo"} "$COLL_PERF" -t "$op" -b $lo -e "$hi" -f 4 -n "$n" -w 1 -c 1 \
+		env ${algo:+"KCOLL_ALGO=$algo"} "$COLL_PERF" -t "$op" -b "$lo" -e "$hi" -f 4 -n "$n" -w 1 -c 1 \
 			"${json[@]}" >"$out" 2>&1 || log "$name $band failed (rc $?)"
 	done
 }

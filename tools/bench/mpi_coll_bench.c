@@ -46,7 +46,8 @@ static const char usage[] =
 "  -t, --op NAME        allreduce, allgather, reducescatter, broadcast or all\n"
 "                       (default all); may be repeated\n"
 "  -b, --minbytes SIZE  smallest size (default 8); K, M, G suffixes\n"
-"  -e, --maxbytes SIZE  largest size (default 32M)\n"
+"  -e, --maxbytes SIZE  largest size (default 64M), measured even when the\n"
+"                       steps pass over it (8 B by 4: ..., 32M, 64M)\n"
 "  -f, --stepfactor F   multiply the size by F each step (default 4)\n"
 "  -n, --iters N        most timed iterations per size (default 20)\n"
 "  -w, --warmup N       untimed iterations first (default 1)\n"
@@ -239,9 +240,21 @@ bad:
 	return -1;
 }
 
+/*
+ * The size after BYTES: times the factor, but the largest size itself
+ * where the factor steps over it, so that an -e off the grid of -b and -f
+ * is measured (make bench: 8 B by 4 to 64 MiB); 0 after the largest.
+ */
+static size_t next_bytes(const struct cfg *c, size_t bytes)
+{
+	if (bytes >= c->maxbytes)
+		return 0;
+	return bytes * c->factor > c->maxbytes ? c->maxbytes : bytes * c->factor;
+}
+
 int main(int argc, char **argv)
 {
-	struct cfg c = { .minbytes = 8, .maxbytes = 32 << 20, .factor = 4, .iters = 20,
+	struct cfg c = { .minbytes = 8, .maxbytes = 64 << 20, .factor = 4, .iters = 20,
 			 .warmup = 1, .budget = 4 << 20 };
 	size_t bytes, bufbytes;
 	uint64_t wrong = 0;
@@ -268,7 +281,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < OP_COUNT; i++) {
 		if (!c.ops[i])
 			continue;
-		for (bytes = c.minbytes; bytes <= c.maxbytes; bytes *= c.factor)
+		for (bytes = c.minbytes; bytes; bytes = next_bytes(&c, bytes))
 			wrong += one_size((enum op)i, &c, s, r, bytes, bufbytes);
 	}
 	free(s);

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Sourced by the scripts make bench and make bench-profile run on every
-# rank of the virtual cluster (bench-node.sh, profile-node.sh).
+# Sourced by the scripts make bench, bench-profile and bench-tune run on
+# every rank of the virtual cluster (bench-node.sh, profile-node.sh,
+# tune-node.sh).
 
 # Sleep without a fork: under TCG each sleep(1) exec costs the vCPU tens
 # of ms, and ranks that poll for the next phase while rank 0 runs the MPI
@@ -15,6 +16,15 @@ else
 	nap() { sleep "$1"; }
 fi
 rm -f "$nap_fifo"
+
+# A file barrier in the run directory $R: every rank has reached NAME.
+all_ranks() { # NAME
+	local i
+	: >"$R/$1.${KCOLL_RANK:?}"
+	for ((i = 0; i < ${KCOLL_NRANKS:?}; i++)); do
+		while [ ! -e "$R/$1.$i" ]; do nap 0.2; done
+	done
+}
 
 # perftest between node PEER (server, odd node) and this node (client,
 # even node): node0->node1 and node2->node3 at once.  Output in

@@ -12,7 +12,8 @@
 #                          inside every repetition)
 #   BENCH_QUICK=1          a short run: 1 repetition, 8 B..2 MiB, AllReduce
 #                          forced to ring and H-D_R only
-#   BENCH_MAXBYTES=SIZE    largest size (default 32M: 8 B * 4^k)
+#   BENCH_MAXBYTES=SIZE    largest size (default 64M; sizes 8 B * 4^k and
+#                          this one)
 #   BENCH_ALGOS="A B ..."  algorithms forced for AllReduce (HCCL_ALGO tokens;
 #                          default ring H-D_R NHR fullmesh tree)
 #   BENCH_ITERS=N          timed iterations of small sizes (default 10)
@@ -22,16 +23,17 @@
 #   BENCH_MTU=BYTES        MTU of the cluster, every contender (default 9000)
 #   BENCH_MODULE_ARGS=...  kcoll.ko parameters for the run (e.g. chunk_bytes=)
 #   BENCH_LOCK=FILE        flock FILE around every boot (a shared machine)
-#   BENCH_TIMEOUT=S        time limit of one boot (default 3600 s per
-#                          repetition it runs: one took 2847 s on an idle
-#                          host); the repetitions done by then are reported
+#   BENCH_TIMEOUT=S        time limit of one boot (default 5400 s per
+#                          repetition it runs: one to 32 MiB took 2847 s on
+#                          an idle host); the repetitions done by then are
+#                          reported
 #   BENCH_OUT=DIR          output directory (default build/bench)
 #   KVER=6.1               guest kernel
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${BENCH_OUT:-$TOP/build/bench}
 REPS=${BENCH_REPS:-5}
-MAXB=${BENCH_MAXBYTES:-32M}
+MAXB=${BENCH_MAXBYTES:-64M}
 ALGOS=${BENCH_ALGOS:-ring H-D_R NHR fullmesh tree}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	REPS=${BENCH_REPS:-1}
@@ -82,7 +84,7 @@ for ((first = 1; first <= REPS; first += PER_BOOT)); do
 	((first + n - 1 > REPS)) && n=$((REPS - first + 1))
 	boot=$((boot + 1))
 	run=(nice -n 5 "$TOP/tools/kcoll-vm" run -n 4 --kernel "$KVER" --mem 1024 --mtu "$MTU"
-		--module "$MODULE" -t "${BENCH_TIMEOUT:-$((3600 * n))}" --run-dir "$OUT/runs/boot$boot" --output-ranks 0
+		--module "$MODULE" -t "${BENCH_TIMEOUT:-$((5400 * n))}" --run-dir "$OUT/runs/boot$boot" --output-ranks 0
 		--setup "$TOP/tools/bench/sshd-setup.sh $OUT/ssh/id"
 		-e BENCH_TOP="$TOP" -e BENCH_SSH_KEY="$OUT/ssh/id" -e BENCH_REPS="$n"
 		-e BENCH_FIRST_REP="$first" -e BENCH_MAXBYTES="$MAXB" -e "BENCH_ALGOS=$ALGOS")

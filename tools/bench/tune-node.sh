@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Message size and send window against AllReduce time (make bench-tune;
+# issue 8: "chunk size and number of chunks in flight tuned per level,
+# verify each by measurement").  Run on every rank of 4 VMs by
+#   tools/kcoll-vm run -n 4 --module kcoll.ko -- tools/bench/tune-node.sh
+# Per repetition, in an order that rotates every repetition, each pair of
+# module defaults in TUNE_CONFIGS ("chunk_bytes:slots ...") is written to
+# /sys/class/misc/kcoll/ on every node (a file barrier makes every node
+# write before any creates its communicator: both sides of a connection
+# must agree on them), then coll-perf runs AllReduce from TUNE_MINBYTES to
+# TUNE_MAXBYTES with each algorithm of TUNE_ALGOS forced between the
+# nodes.  coll-perf's output: $KCOLL_OUTDIR/repR.CHUNK.SLOTS.ALGO.txt
+# (rank 0 only); tools/bench/tune-report.py makes the table.
+set -eu
+B=${COLL_BIN:-build/bin}
+r=${KCOLL_RANK:?run me through tools/kcoll-vm}
+OUT=${KCOLL_OUTDIR:?}
+R=$OUT/..
+REPS=${TUNE_REPS:-3}
+CONFIGS=${TUNE_CONFIGS:-65536:8 65536:16 126976:8 126976:16}
+ALGOS=${TUNE_ALGOS:-fullmesh NHR}
+MINB=${TUNE_MINBYTES:-512K}
+MAXB=${TUNE_MAXBYTES:-8M}
+SYS=/sys/class/misc/kcoll
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
+
+# nap (a sleep without a fork) and all_ranks (a file barrier in $R).
+# shellcheck source=tools/bench/node-common.sh
+. "$(dirname "$0")/node-common.sh"
+
+
+old_chunk=$(cat "$SYS/chunk_bytes")
+old_slots=$(cat "$SYS/slots")
+read -ra configs <<<"$CONFIGS"
+[ "$r" = 0 ] && echo "$CONFIGS" >"$OUT/configs.txt"
+n=${#configs[@]}
+for ((rep = 1; rep <= REPS; rep++)); do
+	for ((i = 0; i < n; i++)); do
+		c=${configs[(i + rep - 1) % n]}
+		chunk=${c%%:*} slots=${c#*:} bad=$R/refused.$rep.$chunk.$slots
+		if ! echo "$chunk" >"$SYS/chunk_bytes" || ! echo "$slots" >"$SYS/slots"; then
+			echo "tune: rank $r: kcoll refused chunk_bytes=$chunk slots=$slots" | tee -a "$bad" >&2
+		fi
+		all_ranks "set.$rep.$chunk.$slots"
+		# A pair the module refused on any node is not measured at all:
+		# a run on the old defaults must not be reported under its name.
+		if [ ! -e "$bad" ]; then
+			for a in $ALGOS; do
+				out=/dev/null
+				[ "$r" = 0 ] && out=$OUT/rep$rep.$chunk.$slots.$a.txt
+				KCOLL_ALGO="level0:NA;level1:$a" "$B/coll-perf" -t allreduce \
+					-b "$MINB" -e "$MAXB" -f 4 -n 1 -w 1 -c 1 >"$out" 2>&1 ||
+					echo "tune: rank $r: coll-perf $c $a failed" >&2
+			done
+		fi
+		all_ranks "run.$rep.$chunk.$slots"
+		[ "$r" = 0 ] && echo "tune: $(date +%T) rep $rep chunk_bytes=$chunk slots=$slots done"
+	done
+done
+echo "$old_chunk" >"$SYS/chunk_bytes"
+echo "$old_slots" >"$SYS/slots"
