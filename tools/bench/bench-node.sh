@@ -144,13 +144,13 @@ run_link() {
 	local d=$1 s
 	perf_node ib_write_bw "$d/write_bw.all" -a -n 10
 	for s in "${sizes[@]}"; do
-		((s > 8 << 20)) && perf_node ib_write_bw "$d/write_bw.$s" -s "$s" -n 3
+		((s > 8 << 20)) && perf_node ib_write_bw "$d/write_bw.$s" -s "$s" -n 5
 	done
 	# Under emulation one vCPU moves both directions of its VM's traffic:
 	# a collective's load (every VM sends and receives) is this one.
 	perf_node ib_write_bw "$d/write_bw_bidir.all" -a -n 10 -b
 	for s in "${sizes[@]}"; do
-		((s > 8 << 20)) && perf_node ib_write_bw "$d/write_bw_bidir.$s" -s "$s" -n 3 -b
+		((s > 8 << 20)) && perf_node ib_write_bw "$d/write_bw_bidir.$s" -s "$s" -n 5 -b
 	done
 	# Latency of the smallest size (the 8 B target) and of 32 KiB; -a
 	# would ping-pong up to 8 MiB, minutes under emulation.

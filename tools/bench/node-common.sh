@@ -11,7 +11,8 @@
 # own copy: it runs from the run directory, before the share is a path).
 nap_fifo=$(mktemp -u /tmp/nap.XXXXXX)
 if mkfifo "$nap_fifo" && exec {nap_fd}<>"$nap_fifo"; then
-	nap() { read -rt "$1" -u "$nap_fd" || :; }
+	# (A child shell given nap with export -f may lack the FIFO: sleep.)
+	nap() { read -rt "$1" -u "$nap_fd" 2>/dev/null || (($? > 128)) || sleep "$1"; }
 else
 	nap() { sleep "$1"; }
 fi
@@ -28,17 +29,28 @@ all_ranks() { # NAME
 
 # perftest between node PEER (server, odd node) and this node (client,
 # even node): node0->node1 and node2->node3 at once.  Output in
-# OUTPREFIX.server.NODE.txt and OUTPREFIX.pairN.txt.
+# OUTPREFIX.server.NODE.txt and OUTPREFIX.pairN.txt.  Each run is bounded
+# by PERF_TIMEOUT (default 900 s): under load rxe can use up a QP's
+# retries, and perftest then waits for ever (seen with -b at 12 MiB).  The
+# client retries a run that failed (its server not listening yet), not one
+# that timed out.
 perf_node() { # TOOL OUTPREFIX ARGS...
-	local tool=$1 pre=$2 node=${KCOLL_NODE:?} peer
+	local tool=$1 pre=$2 node=${KCOLL_NODE:?} peer out rc
+	local limit=${PERF_TIMEOUT:-900}
 	shift 2
 	if ((node % 2)); then
-		"$tool" -d rxe0 -x 1 -F "$@" >"$pre.server.$node.txt" 2>&1
-	else
-		peer=node$((node + 1))
-		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
-			sleep 1
-			"$tool" -d rxe0 -x 1 -F "$@" "$peer" >"$pre.pair$((node / 2)).txt" 2>&1 && break
-		done
+		timeout "$limit" "$tool" -d rxe0 -x 1 -F "$@" >"$pre.server.$node.txt" 2>&1
+		return
 	fi
+	peer=node$((node + 1)) out=$pre.pair$((node / 2)).txt
+	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+		nap 1
+		timeout "$limit" "$tool" -d rxe0 -x 1 -F "$@" "$peer" >"$out" 2>&1 && return
+		rc=$?
+		if ((rc == 124)); then
+			echo "perf_node: $tool $* timed out after $limit s" | tee -a "$out" >&2
+			return $rc
+		fi
+	done
+	return $rc
 }

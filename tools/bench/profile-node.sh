@@ -67,7 +67,8 @@ while [ "$(find "$R" -maxdepth 1 -name 'kcoll-done.*' | wc -l)" -lt "${KCOLL_NRA
 done
 # perftest's output in link.pair0.txt (client), link.server.1.txt, ...; a
 # hung pair ends the phase after 1200 s.
-export -f perf_node
+export -f perf_node nap
+export nap_fd
 # shellcheck disable=SC2016 # $1 and $2 belong to the inner shell
 profile link timeout 1200 bash -c 'perf_node ib_write_bw "$1" -b -s "$2" -n 20' \
 	link "$OUT/link" "$bytes"
