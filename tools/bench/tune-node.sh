@@ -30,7 +30,6 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
 # shellcheck source=tools/bench/node-common.sh
 . "$(dirname "$0")/node-common.sh"
 
-
 old_chunk=$(cat "$SYS/chunk_bytes")
 old_slots=$(cat "$SYS/slots")
 read -ra configs <<<"$CONFIGS"

@@ -41,7 +41,7 @@ def main():
         m = NAME.search(os.path.basename(path))
         if not m:
             continue
-        rep, chunk, slots, algo = int(m[1]), int(m[2]), int(m[3]), m[4]
+        chunk, slots, algo = int(m[2]), int(m[3]), m[4]
         if (chunk, slots) not in configs:
             configs.append((chunk, slots))
         for size, (us, bad) in parse(path).items():
