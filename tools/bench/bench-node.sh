@@ -202,24 +202,18 @@ run_kcoll() {
 # communicator (chunk_bytes is checked at connection time): a file barrier.
 # A value the module refuses on any rank skips the phase on every rank:
 # a run with the old defaults must not be reported under NAME.
-run_with_defaults() { # DIR NAME "attr=value ..." OPS
-	local d=$1 name=$2 kv op old=()
-	local bad=$d/$name-refused.txt
+run_ops() { # DIR NAME OPS
+	local op
+	for op in $3; do coll_perf "$1" "kcoll.$2.$op" "$op" ""; done
+}
+
+# The contender NAME: OPS with the module defaults ATTRS on every node.
+run_with_defaults() { # DIR NAME ATTRS OPS
+	local refused=$1/$2-refused.txt
 	[ -n "$3" ] || return 0
-	for kv in $3; do
-		old+=("${kv%%=*}=$(cat "$SYS/${kv%%=*}")")
-		if ! echo "${kv#*=}" >"$SYS/${kv%%=*}"; then
-			log "$name: kcoll refused $kv; no $name run in repetition $rep"
-			echo "$KCOLL_RANK $kv" >>"$bad"
-		fi
-	done
-	all_ranks "$name.$rep.set"
-	if [ ! -e "$bad" ]; then
-		for op in $4; do coll_perf "$d" "kcoll.$name.$op" "$op" ""; done
-	fi
-	all_ranks "$name.$rep.run"
-	for kv in "${old[@]}"; do echo "${kv#*=}" >"$SYS/${kv%%=*}"; done
-	all_ranks "$name.$rep.restored"
+	with_module_defaults "$2.$rep" "$3" "$refused" run_ops "$1" "$2" "$4"
+	[ "$KCOLL_RANK" != 0 ] || [ ! -e "$refused" ] ||
+		log "$2: kcoll refused (rank value) $(paste -sd, "$refused"); no $2 run in repetition $rep"
 }
 
 run_forced() {

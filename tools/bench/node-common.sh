@@ -54,3 +54,25 @@ perf_node() { # TOOL OUTPREFIX ARGS...
 	done
 	return $rc
 }
+
+# Run CMD... with kcoll's module defaults ATTRS ("attr=value ...", files
+# of /sys/class/misc/kcoll) set on every node, then put the old values
+# back.  Both ends of a connection must agree on them, so every rank
+# writes before any runs CMD, and every rank has run CMD before any
+# restores (barriers NAME.set, .run, .restored).  A value some node
+# refused is added to the shared file REFUSED ("RANK attr=value" lines)
+# and then no node runs CMD: a run on the old defaults must not be
+# reported under the new name.
+with_module_defaults() { # NAME ATTRS REFUSED CMD...
+	local name=$1 attrs=$2 refused=$3 kv sys=/sys/class/misc/kcoll old=()
+	shift 3
+	for kv in $attrs; do
+		old+=("${kv%%=*}=$(cat "$sys/${kv%%=*}")")
+		echo "${kv#*=}" >"$sys/${kv%%=*}" || echo "$KCOLL_RANK $kv" >>"$refused"
+	done
+	all_ranks "$name.set"
+	[ -e "$refused" ] || "$@"
+	all_ranks "$name.run"
+	for kv in "${old[@]}"; do echo "${kv#*=}" >"$sys/${kv%%=*}"; done
+	all_ranks "$name.restored"
+}

@@ -23,40 +23,37 @@ CONFIGS=${TUNE_CONFIGS:-65536:8 65536:16 126976:8 126976:16}
 ALGOS=${TUNE_ALGOS:-fullmesh NHR}
 MINB=${TUNE_MINBYTES:-512K}
 MAXB=${TUNE_MAXBYTES:-8M}
-SYS=/sys/class/misc/kcoll
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C
 
-# nap (a sleep without a fork) and all_ranks (a file barrier in $R).
+# nap, all_ranks (a file barrier in $R), with_module_defaults.
 # shellcheck source=tools/bench/node-common.sh
 . "$(dirname "$0")/node-common.sh"
 
-old_chunk=$(cat "$SYS/chunk_bytes")
-old_slots=$(cat "$SYS/slots")
+# The algorithms of TUNE_ALGOS forced in turn, under one pair.
+run_algos() { # REP CHUNK SLOTS
+	local a out
+	for a in $ALGOS; do
+		out=/dev/null
+		[ "$r" = 0 ] && out=$OUT/rep$1.$2.$3.$a.txt
+		KCOLL_ALGO="level0:NA;level1:$a" "$B/coll-perf" -t allreduce \
+			-b "$MINB" -e "$MAXB" -f 4 -n 1 -w 1 -c 1 >"$out" 2>&1 ||
+			echo "tune: rank $r: coll-perf $2:$3 $a failed" >&2
+	done
+}
+
 read -ra configs <<<"$CONFIGS"
 [ "$r" = 0 ] && echo "$CONFIGS" >"$OUT/configs.txt"
 n=${#configs[@]}
 for ((rep = 1; rep <= REPS; rep++)); do
 	for ((i = 0; i < n; i++)); do
 		c=${configs[(i + rep - 1) % n]}
-		chunk=${c%%:*} slots=${c#*:} bad=$R/refused.$rep.$chunk.$slots
-		if ! echo "$chunk" >"$SYS/chunk_bytes" || ! echo "$slots" >"$SYS/slots"; then
-			echo "tune: rank $r: kcoll refused chunk_bytes=$chunk slots=$slots" | tee -a "$bad" >&2
+		chunk=${c%%:*} slots=${c#*:}
+		with_module_defaults "$rep.$chunk.$slots" "chunk_bytes=$chunk slots=$slots" \
+			"$R/refused.$rep.$chunk.$slots" run_algos "$rep" "$chunk" "$slots"
+		if [ "$r" = 0 ]; then
+			[ ! -e "$R/refused.$rep.$chunk.$slots" ] ||
+				echo "tune: kcoll refused (rank value) $(paste -sd, "$R/refused.$rep.$chunk.$slots"); not measured"
+			echo "tune: $(date +%T) rep $rep chunk_bytes=$chunk slots=$slots done"
 		fi
-		all_ranks "set.$rep.$chunk.$slots"
-		# A pair the module refused on any node is not measured at all:
-		# a run on the old defaults must not be reported under its name.
-		if [ ! -e "$bad" ]; then
-			for a in $ALGOS; do
-				out=/dev/null
-				[ "$r" = 0 ] && out=$OUT/rep$rep.$chunk.$slots.$a.txt
-				KCOLL_ALGO="level0:NA;level1:$a" "$B/coll-perf" -t allreduce \
-					-b "$MINB" -e "$MAXB" -f 4 -n 1 -w 1 -c 1 >"$out" 2>&1 ||
-					echo "tune: rank $r: coll-perf $c $a failed" >&2
-			done
-		fi
-		all_ranks "run.$rep.$chunk.$slots"
-		[ "$r" = 0 ] && echo "tune: $(date +%T) rep $rep chunk_bytes=$chunk slots=$slots done"
 	done
 done
-echo "$old_chunk" >"$SYS/chunk_bytes"
-echo "$old_slots" >"$SYS/slots"

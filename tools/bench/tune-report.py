@@ -4,9 +4,9 @@
 
 Usage: tune-report.py RUNDIR
 
-Reads RUNDIR/out/rank.0/repR.CHUNK.SLOTS.ALGO.txt (coll-perf output) and
+Reads RUNDIR/out/rank.0/repR.CHUNK.SLOTS.ALGO.txt (coll-perf output),
 configs.txt (the pairs in the order they were given) and
-writes RUNDIR/tune.md: per algorithm and size, the median out-of-place
+RUNDIR/out/refused.R.CHUNK.SLOTS (a pair some node refused) and writes RUNDIR/tune.md: per algorithm and size, the median out-of-place
 AllReduce time over the repetitions (min-max) of every chunk_bytes:slots
 pair, and its speed-up over the first pair of the run (the module's
 defaults unless TUNE_CONFIGS says otherwise).  Exit status 1 if coll-perf
@@ -35,27 +35,26 @@ def parse(path):
 
 def main():
     run = sys.argv[1]
-    times, configs, wrong = {}, [], 0
+    times, wrong = {}, 0
+    listed = os.path.join(run, "out", "rank.0", "configs.txt")
+    if not os.path.exists(listed):
+        print(f"tune-report: {listed} is missing (tune-node.sh writes it)", file=sys.stderr)
+        return 1
+    # The order tune-node.sh was given (its first pair is the reference).
+    with open(listed, encoding="utf-8") as f:
+        configs = [tuple(int(v) for v in c.split(":")) for c in f.read().split()]
     paths = sorted(glob.glob(os.path.join(run, "out", "rank.0", "rep*.txt")))
     for path in paths:
         m = NAME.search(os.path.basename(path))
         if not m:
             continue
         chunk, slots, algo = int(m[2]), int(m[3]), m[4]
-        if (chunk, slots) not in configs:
-            configs.append((chunk, slots))
         for size, (us, bad) in parse(path).items():
             times.setdefault((algo, size), {}).setdefault((chunk, slots), []).append(us)
             wrong += bad
     if not times:
         print(f"tune-report: no coll-perf output under {run}/out/rank.0", file=sys.stderr)
         return 1
-    # The order tune-node.sh was given (its first pair is the reference).
-    listed = os.path.join(run, "out", "rank.0", "configs.txt")
-    if os.path.exists(listed):
-        with open(listed, encoding="utf-8") as f:
-            order = [tuple(int(v) for v in c.split(":")) for c in f.read().split()]
-        configs = [c for c in order if c in configs] + [c for c in configs if c not in order]
     base = configs[0]
     head = "| algorithm | size | " + " | ".join(
         f"{c}:{s} ms (min-max) | x{base[0]}:{base[1]}" for c, s in configs) + " |"
@@ -75,6 +74,11 @@ def main():
             cells.append(f"{med / 1e3:.0f} ({min(t) / 1e3:.0f}-{max(t) / 1e3:.0f}) n={len(t)}")
             cells.append(f"{statistics.median(ref) / med:.2f}" if ref else "-")
         lines.append("| " + " | ".join(cells) + " |")
+    for path in sorted(glob.glob(os.path.join(run, "out", "refused.*"))):
+        rep, chunk, slots = os.path.basename(path).split(".")[1:]
+        with open(path, encoding="utf-8") as f:
+            who = ", ".join(l.strip() for l in f if l.strip())
+        lines += ["", f"{chunk}:{slots} refused in repetition {rep} (rank value: {who}); not measured."]
     lines += ["", f"wrong elements: {wrong}"]
     with open(os.path.join(run, "tune.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
