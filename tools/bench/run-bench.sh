@@ -22,6 +22,10 @@
 #                          AllReduce contender (default 1)
 #   BENCH_MTU=BYTES        MTU of the cluster, every contender (default 9000)
 #   BENCH_MODULE_ARGS=...  kcoll.ko parameters for the run (e.g. chunk_bytes=)
+#   BENCH_TUNE="attr=value ..."
+#                          module defaults of the "tuned" AllReduce
+#                          contender (default "chunk_bytes=126976
+#                          slots=16"; "" for no tuned contender)
 #   BENCH_LOCK=FILE        flock FILE around every boot (a shared machine)
 #   BENCH_TIMEOUT=S        time limit of one boot (default 5400 s per
 #                          repetition it runs: one to 32 MiB took 2847 s on
@@ -92,6 +96,7 @@ for ((first = 1; first <= REPS; first += PER_BOOT)); do
 	[ -n "${BENCH_OPS:-}" ] && run+=(-e "BENCH_OPS=$BENCH_OPS")
 	[ -n "${BENCH_ITERS:-}" ] && run+=(-e "BENCH_ITERS=$BENCH_ITERS")
 	[ -n "${BENCH_CALIBRATE:-}" ] && run+=(-e "BENCH_CALIBRATE=$BENCH_CALIBRATE")
+	[ -n "${BENCH_TUNE+set}" ] && run+=(-e "BENCH_TUNE=$BENCH_TUNE")
 	[ -n "${BENCH_LOCK:-}" ] && run=(flock "$BENCH_LOCK" "${run[@]}")
 	b0=$(date +%s)
 	echo "run-bench: boot $boot: repetitions $first..$((first + n - 1))"
