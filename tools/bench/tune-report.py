@@ -77,7 +77,7 @@ def main():
     for path in sorted(glob.glob(os.path.join(run, "out", "refused.*"))):
         rep, chunk, slots = os.path.basename(path).split(".")[1:]
         with open(path, encoding="utf-8") as f:
-            who = ", ".join(l.strip() for l in f if l.strip())
+            who = ", ".join(sorted(l.strip() for l in f if l.strip()))
         lines += ["", f"{chunk}:{slots} refused in repetition {rep} (rank value: {who}); not measured."]
     lines += ["", f"wrong elements: {wrong}"]
     with open(os.path.join(run, "tune.md"), "w", encoding="utf-8") as f:
