@@ -191,23 +191,17 @@ coll_perf() { # DIR NAME OP ALGO
 	done
 }
 
-run_kcoll() {
-	local op
-	for op in $OPS; do coll_perf "$1" "kcoll.auto.$op" "$op" ""; done
-}
-
-# kcoll's OPS with other module defaults ("attr=value ..." of
-# /sys/class/misc/kcoll/), written on every node before the phase and
-# restored after it.  Every rank must have written before any creates its
-# communicator (chunk_bytes is checked at connection time): a file barrier.
-# A value the module refuses on any rank skips the phase on every rank:
-# a run with the old defaults must not be reported under NAME.
+# kcoll with automatic selection: coll-perf's output is DIR/kcoll.NAME.OP.*
 run_ops() { # DIR NAME OPS
 	local op
 	for op in $3; do coll_perf "$1" "kcoll.$2.$op" "$op" ""; done
 }
 
-# The contender NAME: OPS with the module defaults ATTRS on every node.
+# The contender NAME: kcoll's OPS with other module defaults ("attr=value
+# ..." of /sys/class/misc/kcoll/) on every node for the phase, restored
+# after it (with_module_defaults: chunk_bytes is checked at connection
+# time, so every rank writes before any creates its communicator).  A
+# value the module refuses on any rank skips the phase on every rank.
 run_with_defaults() { # DIR NAME ATTRS OPS
 	local refused=$1/$2-refused.txt
 	[ -n "$3" ] || return 0
@@ -223,25 +217,49 @@ run_forced() {
 	done
 }
 
+# What used this VM's vCPU during a phase (tools/bench/phase_cpu.py puts
+# it in the report): the guest's /proc/stat cpu line and every process's
+# CPU time, "p PID COMM SELF CHILDREN" in jiffies, read without a fork.
+# The benchmark explains its own noise with it, e.g. a process of an
+# earlier phase that is still running.
+cpu_snap() { # FILE
+	local f line comm
+	local -a v
+	{
+		read -r line </proc/stat && echo "$line"
+		for f in /proc/[0-9]*/stat; do
+			read -r line 2>/dev/null <"$f" || continue
+			comm=${line#*(} && comm=${comm%)*}
+			read -ra v <<<"${line##*) }"
+			# fields 14-17 of proc(5): utime stime cutime cstime
+			echo "p ${line%% *} ${comm//[ |]/_} $((v[11] + v[12])) $((v[13] + v[14]))"
+		done
+	} >"$1"
+}
+
 contenders=(link ucx tcp kcoll forced tuned)
 [ -n "$calib" ] && contenders+=(calibrated)
 for ((rep = FIRST; rep < FIRST + REPS; rep++)); do
 	d=$OUT/rep$rep
-	mkdir -p "$d"
+	mkdir -p "$d/cpu"
 	k=$(( (rep - 1) % ${#contenders[@]} ))
 	order=("${contenders[@]:k}" "${contenders[@]:0:k}")
 	for c in "${order[@]}"; do
 		t0=$(date +%s)
 		case $c in ucx|tcp) ;; *) sync_phase "$rep.$c" ;; esac
+		cpu_snap "$d/cpu/$KCOLL_RANK.$c.start"
 		case $c in
 		link) run_link "$d" ;;
 		ucx) run_mpi "$d" mpi.ucx "${mpi_ucx[@]}" ;;
 		tcp) run_mpi "$d" mpi.tcp "${mpi_tcp[@]}" ;;
-		kcoll) run_kcoll "$d" ;;
+		kcoll) run_ops "$d" auto "$OPS" ;;
 		forced) run_forced "$d" ;;
 		tuned) run_with_defaults "$d" tuned "$TUNE" allreduce ;;
 		calibrated) run_with_defaults "$d" calibrated "$calib" "$OPS" ;;
 		esac
+		# Rank 0 alone runs an MPI phase; the others wait for its end.
+		case $c in ucx|tcp) sync_phase "$rep.$c.done" ;; esac
+		cpu_snap "$d/cpu/$KCOLL_RANK.$c.end"
 		if [ "$KCOLL_RANK" = 0 ]; then
 			log "rep $rep $c: $(( $(date +%s) - t0 )) s"
 			echo "$c $(( $(date +%s) - t0 ))" >>"$d/walltime.txt"

@@ -20,6 +20,8 @@ import statistics
 import subprocess
 import sys
 
+import phase_cpu
+
 OPS = ["allreduce", "allgather", "reducescatter", "broadcast"]
 MIB = 1 << 20
 # Targets of issue 8 (ratios from the same run).
@@ -460,6 +462,7 @@ def main():
     regret = regret_table(agg, out)
     tuned = tuned_table(agg, host, vm, out, refused)
     tg = targets(agg, tables, out)
+    out += phase_cpu.table(rank0s)
     wrong = sum(v["wrong"] for n in agg if n != "link" for o in agg[n].values() for v in o.values())
     out.append("\nWrong elements over every checked run: %d" % wrong)
     with open(os.path.join(outdir, "report.md"), "w") as f:
