@@ -218,10 +218,12 @@ run_forced() {
 }
 
 # What used this VM's vCPU during a phase (tools/bench/phase_cpu.py puts
-# it in the report): the guest's /proc/stat cpu line and every process's
-# CPU time, "p PID COMM SELF CHILDREN" in jiffies, read without a fork.
-# The benchmark explains its own noise with it, e.g. a process of an
-# earlier phase that is still running.
+# it in the report): every process's CPU time, "p PID COMM SELF
+# CHILDREN" in jiffies, read without a fork, between two copies of the
+# guest's /proc/stat cpu line (reading ~100 files takes a while under
+# TCG: the phase spans from the first line of its start to the last of
+# its end).  The benchmark explains its own noise with it, e.g. a
+# process of an earlier phase that is still running.
 cpu_snap() { # FILE
 	local f line comm
 	local -a v
@@ -234,6 +236,7 @@ cpu_snap() { # FILE
 			# fields 14-17 of proc(5): utime stime cutime cstime
 			echo "p ${line%% *} ${comm//[ |]/_} $((v[11] + v[12])) $((v[13] + v[14]))"
 		done
+		read -r line </proc/stat && echo "$line"
 	} >"$1"
 }
 

@@ -17,37 +17,37 @@ import os
 
 
 def read(path):
-    """(total jiffies, idle jiffies, {pid: (comm, self, children)})."""
-    total, idle, procs = 0, 0, {}
+    """([(total jiffies, idle jiffies)] of its cpu lines, {pid: (comm,
+    self, children)})."""
+    cpu, procs = [], {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             c = line.split()
             if len(c) >= 9 and c[0] == "cpu":
                 # user nice system idle iowait irq softirq steal
                 v = [int(x) for x in c[1:9]]
-                total, idle = sum(v), v[3] + v[4]
+                cpu.append((sum(v), v[3] + v[4]))
             elif len(c) == 5 and c[0] == "p":
                 procs[int(c[1])] = (c[2], int(c[3]), int(c[4]))
-    return total, idle, procs
+    return cpu, procs
 
 
 def phase(start, end):
     """(busy share, [(command, share)] largest first), or None."""
-    t0, i0, p0 = read(start)
-    t1, i1, p1 = read(end)
-    span = t1 - t0
-    if span <= 0:
+    c0, p0 = read(start)
+    c1, p1 = read(end)
+    if not c0 or not c1 or c1[-1][0] <= c0[0][0]:
         return None
+    span = c1[-1][0] - c0[0][0]
     use = {}
     for pid, (comm, own, kids) in p1.items():
-        before = p0.get(pid)
-        if not before or before[0] != comm:
-            before = (comm, 0, 0)
+        # A kworker's comm names the workqueue it last ran: same pid, same thread.
+        before = p0.get(pid, (comm, 0, 0))
         for name, d in ((comm, own - before[1]), (comm + "(children)", kids - before[2])):
             if d > 0:
                 use[name] = use.get(name, 0) + d
     top = sorted(((c, u / span) for c, u in use.items()), key=lambda x: -x[1])
-    return 1 - (i1 - i0) / span, top
+    return 1 - (c1[-1][1] - c0[0][1]) / span, top
 
 
 def table(rank0s, ntop=3):
