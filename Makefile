@@ -99,7 +99,10 @@ check-algo: $(ALGO_TESTS)
 # of an nccl-tests style AllReduce sweep through libcoll.
 # TCG emulation makes every time slow and noisy: #wrong is what counts.
 DEMO_ARGS ?= -t allreduce -b 8 -e 64M -f 4 -n 3 -w 1
-demo: all
+# Packages first, in a make of their own: the build needs what apt installs.
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
 	$(KCOLL_VM) run -n 4 --mem 1024 --module $(TOP)/kcoll.ko -t 1800 -- \
 		$(TOP)/tools/vm/demo-node.sh $(COLLCTL) $(COLL_PERF) $(DEMO_ARGS)
 
@@ -947,7 +950,10 @@ $(BENCH_REDUCE): tools/bench/bench_reduce.c $(ALGO_LIB)
 
 bench-tools: $(MPI_COLL_BENCH) $(BENCH_REDUCE) coll-tools
 
-bench: deps-bench bench-tools module
+bench:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory deps-bench
+	@$(MAKE) --no-print-directory bench-tools module
 	@t0=$$(date +%s); \
 	BENCH_OUT=$(BENCH_DIR) KVER=6.1 $(TOP)/tools/bench/run-bench.sh; rc=$$?; \
 	echo "=== bench: $$(( $$(date +%s) - t0 )) s, report in $(BENCH_DIR)/report.md"; \
