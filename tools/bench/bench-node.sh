@@ -207,7 +207,7 @@ run_with_defaults() { # DIR NAME ATTRS OPS
 	[ -n "$3" ] || return 0
 	with_module_defaults "$2.$rep" "$3" "$refused" run_ops "$1" "$2" "$4"
 	[ "$KCOLL_RANK" != 0 ] || [ ! -e "$refused" ] ||
-		log "$2: kcoll refused (rank value) $(paste -sd, "$refused" | sed "s/,/, /g"); no $2 run in repetition $rep"
+		log "$2: kcoll refused (rank value) $(refusals "$refused"); no $2 run in repetition $rep"
 }
 
 run_forced() {

@@ -76,3 +76,8 @@ with_module_defaults() { # NAME ATTRS REFUSED CMD...
 	for kv in "${old[@]}"; do echo "${kv#*=}" >"$sys/${kv%%=*}"; done
 	all_ranks "$name.restored"
 }
+
+# The "RANK attr=value" lines of a REFUSED file on one line, for a message.
+refusals() { # REFUSED
+	paste -sd, "$1" | sed 's/,/, /g'
+}

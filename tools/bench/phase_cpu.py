@@ -74,10 +74,9 @@ def table(rank0s, ntop=3):
                 rows.append("| %s | %s | %s |" % (rep, name, " | ".join(cells)))
     if not rows:
         return []
-    n = nranks
     return ["\n### vCPU of every VM during each phase\n",
             "Busy share of the guest's vCPU (the rest it had nothing to run) and "
             "the commands that used most of it, per rank; COMM(children) is "
             "what COMM's exited children used (tools/bench/phase_cpu.py).\n",
-            "| rep | phase | " + " | ".join("rank %d" % i for i in range(n)) + " |",
-            "|---|---|" + "---|" * n] + rows
+            "| rep | phase | " + " | ".join("rank %d" % i for i in range(nranks)) + " |",
+            "|---|---|" + "---|" * nranks] + rows

@@ -52,7 +52,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			"$R/refused.$rep.$chunk.$slots" run_algos "$rep" "$chunk" "$slots"
 		if [ "$r" = 0 ]; then
 			[ ! -e "$R/refused.$rep.$chunk.$slots" ] ||
-				echo "tune: kcoll refused (rank value) $(paste -sd, "$R/refused.$rep.$chunk.$slots" | sed "s/,/, /g"); not measured"
+				echo "tune: kcoll refused (rank value) $(refusals "$R/refused.$rep.$chunk.$slots"); not measured"
 			echo "tune: $(date +%T) rep $rep chunk_bytes=$chunk slots=$slots done"
 		fi
 	done

@@ -6,7 +6,8 @@ Usage: tune-report.py RUNDIR
 
 Reads RUNDIR/out/rank.0/repR.CHUNK.SLOTS.ALGO.txt (coll-perf output),
 configs.txt (the pairs in the order they were given) and
-RUNDIR/out/refused.R.CHUNK.SLOTS (a pair some node refused) and writes RUNDIR/tune.md: per algorithm and size, the median out-of-place
+RUNDIR/out/refused.R.CHUNK.SLOTS (a pair some node refused) and writes
+RUNDIR/tune.md: per algorithm and size, the median out-of-place
 AllReduce time over the repetitions (min-max) of every chunk_bytes:slots
 pair, and its speed-up over the first pair of the run (the module's
 defaults unless TUNE_CONFIGS says otherwise).  Exit status 1 if coll-perf
