@@ -171,6 +171,20 @@ void kc_plan_steps_begin(const struct kc_plan *plan, const struct kc_round_it *r
 			 struct kc_step_it *it);
 bool kc_plan_step_next(const struct kc_plan *plan, struct kc_step_it *it, struct kc_step *out);
 
+/**
+ * kc_plan_writes_buf() - does a plan write a buffer?
+ * @plan: a built plan
+ * @buf: enum kc_buf
+ *
+ * Walks the whole expansion.  Out of place, no plan writes KC_BUF_SEND,
+ * so the send buffer may be pinned read only; in place, ReduceScatter
+ * writes it only in the caller's receive block.
+ *
+ * Return: true when any step of any round has @buf as its destination
+ * (receive, receive-and-reduce, copy, reduce, average).
+ */
+bool kc_plan_writes_buf(const struct kc_plan *plan, u8 buf);
+
 /* Expanded steps and non-empty rounds of a plan (walks the whole plan). */
 void kc_plan_expanded_size(const struct kc_plan *plan, u64 *nsteps, u32 *nrounds);
 

@@ -36,6 +36,22 @@ u64 kc_plan_bytes_received(const struct kc_plan *plan)
 	return kc_plan_bytes(plan, false);
 }
 
+bool kc_plan_writes_buf(const struct kc_plan *plan, u8 buf)
+{
+	struct kc_round_it r;
+	struct kc_step_it it;
+	struct kc_step s;
+	bool more;
+
+	for (more = kc_plan_round_first(plan, &r); more; more = kc_plan_round_next(plan, &r)) {
+		kc_plan_steps_begin(plan, &r, &it);
+		while (kc_plan_step_next(plan, &it, &s))
+			if (s.kind != KC_STEP_SEND && s.buf == buf)
+				return true;
+	}
+	return false;
+}
+
 void kc_plan_expanded_size(const struct kc_plan *plan, u64 *nsteps, u32 *nrounds)
 {
 	struct kc_round_it r;
