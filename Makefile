@@ -526,7 +526,8 @@ module-info:
 
 # selftests/kcoll: the module's tests, run inside the virtual cluster
 # (tools/kcoll-vm run -n N --module kcoll.ko -- $(KCOLL_TESTS)).
-KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_connect kcoll_test kcoll_matrix kcoll_soak kcoll_lifetime
+KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_connect kcoll_auth kcoll_test kcoll_matrix \
+	kcoll_soak kcoll_lifetime
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
 .PHONY: kcoll-tests
@@ -538,6 +539,13 @@ $(KCOLL_TESTS:%=%.o): CFLAGS_US += -Wno-missing-prototypes
 
 $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 	$(CC) -o $@ $^ $(LDFLAGS_US)
+
+# kcoll_auth plays impostors with librdmacm and OpenSSL and reads the
+# refusal counters through collctl's netlink client.
+KC_AUTH := $(OBJDIR)/selftests/kcoll/kcoll_auth
+$(KC_AUTH).o: CFLAGS_US += -I$(TOP)/tools $(LIBNL_CFLAGS)
+$(KC_AUTH): $(KC_AUTH).o $(OBJDIR)/tools/collctl_nl.o
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(LIBNL_LIBS) -lrdmacm -libverbs -lcrypto
 
 # The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
 # 6.12; default both), each part a run of its own (~10 min per kernel):
@@ -664,6 +672,7 @@ module-clean:
 # depend on a 6.12 kernel image (and so pull initramfs-tools); acceptable.
 DEB_PKGS := build-essential linux-headers-amd64 linux-headers-6.12-amd64 \
 	dwarves linux-source-6.1 libjson-c-dev libnl-genl-3-dev pkg-config \
+	librdmacm-dev libibverbs-dev \
 	gnuplot-nox sparse cppcheck dkms g++ $(VM_DEB_PACKAGES) \
 	bc bison flex libelf-dev libssl-dev patch
 

@@ -26,6 +26,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <crypto/sha2.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
@@ -36,6 +37,7 @@
 #include "kc_topo.h"
 #include "uapi/linux/kcoll.h"
 #include "uapi/linux/kcoll_genl.h"
+#include "uapi/linux/kcoll_wire.h"
 
 #define KCOLL_MAX_RANKS		4096
 #define KCOLL_MAX_INFLIGHT	1024
@@ -138,6 +140,7 @@ enum kcoll_conn_state {
 	KCOLL_CONN_UP,
 	KCOLL_CONN_FAILED,
 	KCOLL_CONN_CLOSED,
+	KCOLL_CONN_AUTH,		/* accepted: waiting for the peer's proof */
 };
 
 struct kcoll_conn;
@@ -182,6 +185,11 @@ struct kcoll_conn {
 	 */
 	bool superseded;
 	int cm_err;
+	/* the handshake's nonces (uapi/linux/kcoll_wire.h) */
+	u8 nonce_active[KCOLL_NONCE_BYTES];
+	u8 nonce_passive[KCOLL_NONCE_BYTES];
+	struct kcoll_auth_msg *proof;	/* active side with a secret: what it sends */
+	u64 proof_dma;
 	u32 nrx;
 	struct kcoll_rx *rx;		/* [nrx] */
 	u32 ntx;
@@ -202,12 +210,24 @@ int kcoll_listen(struct kcoll_comm *comm);
 int kcoll_rdma_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
 bool kcoll_rdma_uses_device(struct kcoll_comm *comm, struct ib_device *ibdev);
 
+/* ----------------------------------------------------------- membership */
+
+int kcoll_auth_init(struct kcoll_comm *comm, const u8 *secret, u32 len);
+void kcoll_auth_free(struct kcoll_comm *comm);
+void kcoll_auth_nonce(u8 nonce[KCOLL_NONCE_BYTES]);
+int kcoll_auth_mac(const struct kcoll_conn *conn, u8 role, u8 mac[KCOLL_MAC_BYTES]);
+bool kcoll_auth_check(const struct kcoll_conn *conn, u8 role, const u8 mac[KCOLL_MAC_BYTES]);
+bool kcoll_auth_addr_ok(const struct kcoll_comm *comm, u32 peer, const struct sockaddr *from);
+void kcoll_auth_refused(struct kcoll_comm *comm, u32 peer, const struct sockaddr *from,
+			const char *why);
+
 /* ------------------------------------------------------------ transport */
 
 extern const struct kc_xport_ops kcoll_xport_ops;
 int kcoll_conn_alloc_queues(struct kcoll_conn *conn);
 void kcoll_conn_free_queues(struct kcoll_conn *conn);
 int kcoll_conn_post_rx_all(struct kcoll_conn *conn);
+int kcoll_conn_send_proof(struct kcoll_conn *conn);
 void kcoll_conn_feed_early(struct kcoll_conn *conn);
 
 /* ----------------------------------------------------------- operations */
@@ -293,13 +313,18 @@ struct kcoll_comm {
 	u32 last_next;			/* slot the next completion takes */
 	u32 last_n;			/* valid entries */
 
+	/* membership (kmod/kcoll_auth.c) */
+	struct crypto_shash *auth_tfm;	/* HMAC-SHA256 keyed with the secret, or NULL */
+	u8 table_digest[SHA256_DIGEST_SIZE];
+	atomic64_t refused;		/* connections refused: address or proof */
+
 	/* for observers and automatic selection; fixed at creation */
 	pid_t pid;			/* tgid of the creator */
 	struct kc_cost_model model;	/* sysfs link model for automatic selection */
 };
 
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
-				     struct kcoll_rank *ranks, const char *algo);
+				     struct kcoll_rank *ranks, const char *algo, const u8 *secret);
 void kcoll_comm_destroy(struct kcoll_comm *comm);
 int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err);

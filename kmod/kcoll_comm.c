@@ -473,6 +473,7 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 
 static void kcoll_comm_free(struct kcoll_comm *comm)
 {
+	kcoll_auth_free(comm);
 	if (comm->topo.server_of)
 		kc_topo_free(&comm->topo);
 	if (comm->efd)
@@ -485,10 +486,11 @@ static void kcoll_comm_free(struct kcoll_comm *comm)
 
 /*
  * Create the communicator of a file.  @ranks (taken over) was copied from
- * user space; @algo is NULL for the sysfs default.
+ * user space; @algo is NULL for the sysfs default; @secret (arg->secret_len
+ * bytes) NULL for none.
  */
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
-				     struct kcoll_rank *ranks, const char *algo)
+				     struct kcoll_rank *ranks, const char *algo, const u8 *secret)
 {
 	struct kcoll_tunables *tun;
 	struct kcoll_comm *comm;
@@ -517,6 +519,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	INIT_WORK(&comm->fail_work, kcoll_comm_fail_work);
 	INIT_WORK(&comm->lost_work, kcoll_comm_lost_work);
 	INIT_WORK(&comm->qp_err_work, kcoll_comm_qp_err_work);
+	atomic64_set(&comm->refused, 0);
 
 	kcoll_tunables_get(tun);
 	comm->chunk_bytes = arg->chunk_bytes ? arg->chunk_bytes : tun->chunk_bytes;
@@ -566,8 +569,12 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 		}
 	}
 	comm->id = atomic64_inc_return(&kcoll_comm_ids);
+	ret = kcoll_auth_init(comm, secret, arg->secret_len);
+	if (ret)
+		goto err_free;
 
-	if (comm->nranks > 1) {
+	/* Higher ranks connect to us; the highest has nobody to accept. */
+	if (comm->rank + 1 < comm->nranks) {
 		ret = kcoll_listen(comm);
 		if (ret)
 			goto err_free;
@@ -709,6 +716,8 @@ u32 kcoll_peer_state(const struct kcoll_comm *comm, u32 peer)
 		return KCOLL_PEER_STATE_FAILED;
 	case KCOLL_CONN_CLOSED:
 		return KCOLL_PEER_STATE_CLOSED;
+	case KCOLL_CONN_AUTH:
+		return KCOLL_PEER_STATE_AUTH;
 	}
 	return KCOLL_PEER_STATE_IDLE;
 }

@@ -80,7 +80,7 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	info.size = sizeof(info);
 	info.abi_version = KCOLL_ABI_VERSION;
 	info.features = KCOLL_FEAT_EVENTFD | KCOLL_FEAT_USERPTR | KCOLL_FEAT_IPV6 |
-			KCOLL_FEAT_ALLTOALLV;
+			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH;
 	info.ops = kcoll_mask(KCOLL_OP_COUNT);
 	info.redops = kcoll_mask(KCOLL_REDOP_COUNT);
 	for (i = 0; i < KCOLL_DTYPE_COUNT; i++)
@@ -164,12 +164,27 @@ static int kcoll_ranks_check(const struct kcoll_rank *r, u32 n)
 	return 0;
 }
 
+/* The communicator's secret, or NULL without one. */
+static u8 *kcoll_secret_copy(const struct kcoll_comm_create *arg)
+{
+	if (!arg->secret && !arg->secret_len)
+		return NULL;
+	if (!arg->secret || arg->secret_len < KCOLL_SECRET_MIN ||
+	    arg->secret_len > KCOLL_SECRET_MAX) {
+		pr_debug("create: secret of %u bytes, expected %u..%u\n", arg->secret_len,
+			 KCOLL_SECRET_MIN, KCOLL_SECRET_MAX);
+		return ERR_PTR(-EINVAL);
+	}
+	return memdup_user(u64_to_user_ptr(arg->secret), arg->secret_len);
+}
+
 static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 {
 	struct kcoll_comm_create arg;
 	struct kcoll_rank *ranks;
 	struct kcoll_comm *comm;
 	char *algo = NULL;
+	u8 *secret = NULL;
 	int ret;
 
 	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), ranks));
@@ -177,7 +192,7 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 		return ret;
 	if (arg.flags || !arg.nranks || arg.nranks > KCOLL_MAX_RANKS ||
 	    arg.rank >= arg.nranks || arg.rank_size < sizeof(struct kcoll_rank) ||
-	    arg.rank_size > PAGE_SIZE || !arg.ranks) {
+	    arg.rank_size > PAGE_SIZE || !arg.ranks || arg.pad) {
 		pr_debug("create: bad flags, rank %u, nranks %u or rank_size %u\n",
 			 arg.rank, arg.nranks, arg.rank_size);
 		return -EINVAL;
@@ -198,6 +213,12 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 			goto out;
 		}
 	}
+	secret = kcoll_secret_copy(&arg);
+	if (IS_ERR(secret)) {
+		ret = PTR_ERR(secret);
+		secret = NULL;
+		goto out;
+	}
 	ranks = kcoll_ranks_copy(&arg);
 	if (IS_ERR(ranks)) {
 		ret = PTR_ERR(ranks);
@@ -208,7 +229,7 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 		kvfree(ranks);
 		goto out;
 	}
-	comm = kcoll_comm_create(&arg, ranks, algo);
+	comm = kcoll_comm_create(&arg, ranks, algo, secret);
 	if (IS_ERR(comm)) {
 		ret = PTR_ERR(comm);
 		goto out;
@@ -223,6 +244,7 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 out:
 	mutex_unlock(&kf->lock);
 	kfree(algo);
+	kfree_sensitive(secret);
 	return ret;
 }
 

@@ -173,6 +173,10 @@ static int kcoll_genl_put_counters(struct sk_buff *skb, const struct kcoll_comm 
 	int err = comm->err ? comm->err : comm->lost_err;
 
 	if (nla_put_u32(skb, KCOLL_A_COMM_STATE, kcoll_comm_state(comm)) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_AUTH, comm->auth_tfm ? KCOLL_COMM_AUTH_HMAC_SHA256 :
+							      KCOLL_COMM_AUTH_ADDRESS) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_REFUSED, atomic64_read(&comm->refused),
+			      KCOLL_A_PAD) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_ERR, err < 0 ? -err : 0) ||
 	    nla_put_u64_64bit(skb, KCOLL_A_COMM_OPS, comm->ops_done, KCOLL_A_PAD) ||
 	    nla_put_u64_64bit(skb, KCOLL_A_COMM_BYTES, comm->bytes_done, KCOLL_A_PAD) ||

@@ -70,6 +70,9 @@ const char *coll_strerror(int err)
 		return "an RDMA transfer failed";
 	case ECANCELED:
 		return "operation cancelled (the communicator was aborted)";
+	case EKEYREJECTED:
+		return "a peer could not prove the communicator's secret: give every rank "
+		       "the same KCOLL_SECRET or KCOLL_SECRET_FILE";
 	case EPROTO:
 		return "ranks disagree on the sequence of operations";
 	case EOPNOTSUPP:

@@ -13,9 +13,17 @@
 
 static const char *const comm_states[] = { "ready", "peer-lost", "failed" };
 static const char *const peer_states[] = {
-	"idle", "connecting", "up", "failed", "closed", "lost",
+	"idle", "connecting", "up", "failed", "closed", "lost", "proving",
 };
 static const char *const level_names[KCOLL_LEVEL_COUNT] = { "level0", "level1", "level2" };
+
+/* How peers were admitted: a module without the attribute says nothing. */
+static const char *auth_name(const struct cc_comm *c)
+{
+	if (!c->has_auth)
+		return "?";
+	return c->auth == KCOLL_COMM_AUTH_HMAC_SHA256 ? "secret" : "none";
+}
 
 const char *cc_comm_state_name(uint32_t state)
 {
@@ -58,17 +66,17 @@ void cc_print_comm_table(FILE *f, const struct cc_comm *comms, size_t n)
 {
 	size_t i;
 
-	fprintf(f, "%-6s %-8s %-11s %-10s %-9s %12s %16s %8s %8s\n", "comm", "pid", "rank",
-		"state", "error", "ops", "bytes", "errors", "timeouts");
+	fprintf(f, "%-6s %-8s %-11s %-10s %-9s %12s %16s %8s %8s  %s\n", "comm", "pid", "rank",
+		"state", "error", "ops", "bytes", "errors", "timeouts", "auth");
 	for (i = 0; i < n; i++) {
 		const struct cc_comm *c = &comms[i];
 		char rank[32];
 
 		snprintf(rank, sizeof(rank), "%u/%u", c->rank, c->nranks);
 		fprintf(f, "%-6" PRIu64 " %-8u %-11s %-10s %-9s %12" PRIu64 " %16" PRIu64
-			" %8" PRIu64 " %8" PRIu64 "\n", c->id, c->pid, rank,
+			" %8" PRIu64 " %8" PRIu64 "  %s\n", c->id, c->pid, rank,
 			cc_comm_state_name(c->state), c->err ? errno_name(c->err) : "-",
-			c->ops, c->bytes, c->errors, c->timeouts);
+			c->ops, c->bytes, c->errors, c->timeouts, auth_name(c));
 	}
 	if (!n)
 		fprintf(f, "(no communicators)\n");
@@ -94,6 +102,13 @@ void cc_print_comm(FILE *f, const struct cc_comm *c)
 		PRIu64 ", in flight %u\n", c->ops, c->bytes, c->errors, c->timeouts, c->inflight);
 	fprintf(f, "  chunk_bytes %u, slots %u, timeout_ms %u\n", c->chunk_bytes, c->slots,
 		c->timeout_ms);
+	if (c->has_auth && c->auth == KCOLL_COMM_AUTH_HMAC_SHA256)
+		fprintf(f, "  authenticated: every peer proved the secret (HMAC-SHA256)");
+	else if (c->has_auth)
+		fprintf(f, "  UNAUTHENTICATED: no secret, peers admitted by address alone");
+	if (c->has_auth)
+		fprintf(f, "; refused %" PRIu64 " connection%s\n", c->refused,
+			c->refused == 1 ? "" : "s");
 	if (c->npeers) {
 		fprintf(f, "peers:\n  %-6s %-11s %-7s %s\n", "rank", "state", "server", "pod");
 		for (i = 0; i < c->npeers; i++)
@@ -174,6 +189,11 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 	add(o, "errors", j_u64(c->errors));
 	add(o, "timeouts", j_u64(c->timeouts));
 	add(o, "inflight", j_u64(c->inflight));
+	if (c->has_auth) {
+		add(o, "auth", json_object_new_string(c->auth == KCOLL_COMM_AUTH_HMAC_SHA256 ?
+						       "hmac-sha256" : "address"));
+		add(o, "refused", j_u64(c->refused));
+	}
 	if (!detail)
 		return o;
 	add(o, "chunk_bytes", j_u64(c->chunk_bytes));

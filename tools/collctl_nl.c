@@ -177,6 +177,9 @@ int cc_parse_comm(struct nlmsghdr *nlh, struct cc_comm *c)
 	c->chunk_bytes = a_u32(tb[KCOLL_A_COMM_CHUNK_BYTES]);
 	c->slots = a_u32(tb[KCOLL_A_COMM_SLOTS]);
 	c->timeout_ms = a_u32(tb[KCOLL_A_COMM_TIMEOUT_MS]);
+	c->has_auth = tb[KCOLL_A_COMM_AUTH];
+	c->auth = a_u32(tb[KCOLL_A_COMM_AUTH]);
+	c->refused = a_u64(tb[KCOLL_A_COMM_REFUSED]);
 	ret = tb[KCOLL_A_COMM_PEERS] ? parse_peers(tb[KCOLL_A_COMM_PEERS], c) : 0;
 	if (!ret && tb[KCOLL_A_COMM_LAST_OPS])
 		ret = parse_last_ops(tb[KCOLL_A_COMM_LAST_OPS], c);

@@ -53,6 +53,9 @@ struct cc_comm {
 	uint32_t pid, rank, nranks, state, err;
 	uint64_t ops, bytes, errors, timeouts;
 	uint32_t inflight, chunk_bytes, slots, timeout_ms;
+	bool has_auth;			/* KCOLL_A_COMM_AUTH sent */
+	uint32_t auth;			/* enum kcoll_comm_auth */
+	uint64_t refused;		/* connections refused */
 	uint32_t npeers;
 	struct cc_peer *peers;		/* [npeers], malloc'd */
 	uint32_t nlast;

@@ -76,6 +76,8 @@ static struct nl_msg *comm_msg(void)
 	nla_put_u32(m, KCOLL_A_COMM_CHUNK_BYTES, 65536);
 	nla_put_u32(m, KCOLL_A_COMM_SLOTS, 8);
 	nla_put_u32(m, KCOLL_A_COMM_TIMEOUT_MS, 30000);
+	nla_put_u32(m, KCOLL_A_COMM_AUTH, KCOLL_COMM_AUTH_ADDRESS);
+	nla_put_u64(m, KCOLL_A_COMM_REFUSED, 3);
 	n = nla_nest_start(m, KCOLL_A_COMM_PEERS);
 	for (i = 0; i < 4; i++) {
 		e = nla_nest_start(m, KCOLL_A_COMM_PEER);
@@ -164,6 +166,9 @@ TEST(a_comm_message_parses_into_every_field)
 	ASSERT_TRUE(c.has_model);
 	EXPECT_EQ(3000000000ull, c.link[KCOLL_LEVEL2].alpha_fs);
 	EXPECT_EQ(384, c.conv_q8);
+	EXPECT_TRUE(c.has_auth);
+	EXPECT_EQ(KCOLL_COMM_AUTH_ADDRESS, c.auth);
+	EXPECT_EQ(3, c.refused);
 	ASSERT_TRUE(c.has_algos);
 	EXPECT_EQ(KCOLL_ALGO_RING, c.algos[KCOLL_OP_ALLGATHER].algo[KCOLL_LEVEL1]);
 	EXPECT_EQ(KCOLL_ALGO_AUTO, c.algos[KCOLL_OP_ALLREDUCE].algo[KCOLL_LEVEL1]);
@@ -264,16 +269,28 @@ TEST(a_comm_prints_as_text_and_json)
 	EXPECT_NE(NULL, strstr(s, "1500.000")) TH_LOG("%s", s);
 	EXPECT_NE(NULL, strstr(s, "level2 convergence 1.50")) TH_LOG("%s", s);
 	EXPECT_NE(NULL, strstr(s, "level0 1000, 400.0, 80.0")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "UNAUTHENTICATED: no secret")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "refused 3 connections")) TH_LOG("%s", s);
 	free(s);
 	s = capture(print_table, &c);
 	EXPECT_NE(NULL, strstr(s, "7      4242     1/4         peer-lost")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "  none\n")) TH_LOG("%s", s);
 	free(s);
+	c.auth = KCOLL_COMM_AUTH_HMAC_SHA256;
+	s = capture(print_comm, &c);
+	EXPECT_NE(NULL, strstr(s, "authenticated: every peer proved the secret")) TH_LOG("%s", s);
+	free(s);
+	c.auth = KCOLL_COMM_AUTH_ADDRESS;
 
 	j = cc_comm_json(&c, true);
 	ASSERT_TRUE(json_object_object_get_ex(j, "state", &v));
 	EXPECT_STREQ("peer-lost", json_object_get_string(v));
 	ASSERT_TRUE(json_object_object_get_ex(j, "bytes", &v));
 	EXPECT_EQ(123456789, json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "auth", &v));
+	EXPECT_STREQ("address", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "refused", &v));
+	EXPECT_EQ(3, json_object_get_int64(v));
 	ASSERT_TRUE(json_object_object_get_ex(j, "peers", &v));
 	ASSERT_EQ(4, json_object_array_length(v));
 	e = json_object_array_get_idx(v, 3);

@@ -50,8 +50,11 @@ if [ "$r" = 0 ]; then
 fi
 
 # collctl against a live run: rank 0 listens for events, then looks at its
-# communicator while coll-perf runs; rank 1 runs the same coll-perf.
+# communicator while coll-perf runs; rank 1 runs the same coll-perf.  The
+# run has a secret, which libcoll reads from a file only its owner may
+# read: collctl show says every peer proved it.
 live="-t allreduce -b 1M -e 1M -n 200 -w 1"
+(umask 077 && printf 'vm_e2e: the secret of this job\n' >"$OUT/secret")
 if [ "$r" = 0 ]; then
 	# Until SIGTERM: besides comm-new and comm-del it may see peer-lost
 	# (rank 1 closing first), so no event count would be right.
@@ -61,7 +64,7 @@ if [ "$r" = 0 ]; then
 	monj=$!
 	sleep 2
 	# shellcheck disable=SC2086
-	"$B"/coll-perf $live >"$OUT/live.out" 2>&1 &
+	KCOLL_SECRET_FILE="$OUT/secret" "$B"/coll-perf $live >"$OUT/live.out" 2>&1 &
 	perf=$!
 	id=
 	while kill -0 $perf 2>/dev/null; do
@@ -74,6 +77,10 @@ if [ "$r" = 0 ]; then
 	"$B"/collctl -j show | grep -q '"communicators"' || fail "collctl -j show lists no communicators"
 	"$B"/collctl show "$id" | tee "$OUT/comm.txt"
 	grep -q '^  1 ' "$OUT/comm.txt" || fail "show $id lists no peer 1"
+	grep -q 'authenticated: every peer proved the secret' "$OUT/comm.txt" ||
+		fail "show $id does not say its peers proved the secret"
+	"$B"/collctl show | awk -v id="$id" '$1 == id && $NF == "secret" { ok = 1 } END { exit !ok }' ||
+		fail "collctl show does not mark communicator $id authenticated"
 	grep -Eq '^  [0-9]+ +allreduce ' "$OUT/comm.txt" || fail "show $id lists no last allreduce"
 	"$B"/collctl -j show "$id" >"$OUT/comm.json"
 	grep -q '"last_ops"' "$OUT/comm.json" || fail "collctl -j show $id has no last_ops"
@@ -98,7 +105,7 @@ if [ "$r" = 0 ]; then
 	grep -q '"event":"comm-new"' "$OUT/monitor.json" || fail "JSON monitor missed comm-new"
 else
 	# shellcheck disable=SC2086
-	"$B"/coll-perf $live
+	KCOLL_SECRET_FILE="$OUT/secret" "$B"/coll-perf $live
 fi
 for op in allreduce reducescatter allgather broadcast reduce scatter gather alltoall; do
 	"$B"/coll-perf -t "$op" -b 64 -e 1K -f 4 -n 2 -w 1 -r all

@@ -122,6 +122,11 @@ enum kcoll_level {
 #define KCOLL_FEAT_USERPTR	0x2ULL	/* unregistered buffers accepted */
 #define KCOLL_FEAT_IPV6		0x4ULL	/* IPv6 rank addresses */
 #define KCOLL_FEAT_ALLTOALLV	0x8ULL
+#define KCOLL_FEAT_AUTH		0x10ULL	/* kcoll_comm_create.secret */
+
+/* Bounds of kcoll_comm_create.secret_len, in bytes. */
+#define KCOLL_SECRET_MIN	16
+#define KCOLL_SECRET_MAX	256
 
 /* Longest HCCL_ALGO string, terminating NUL included. */
 #define KCOLL_ALGO_STR_MAX	1024
@@ -207,11 +212,27 @@ struct kcoll_rank {
  * @slots: receive slots per peer (send window), 0 for the sysfs default;
  *	the same on every rank
  * @comm_id: out: module-wide id of the communicator (diagnostics)
+ * @secret: pointer to the communicator's shared secret, @secret_len bytes,
+ *	the same on every rank (random bytes known only to the job's ranks);
+ *	0 for none
+ * @secret_len: KCOLL_SECRET_MIN..KCOLL_SECRET_MAX with @secret, else 0
+ * @pad: zero
  *
  * Blocks until every peer is connected, at most @connect_timeout_ms.
+ * Who may connect: a peer is taken only from the address the rank table
+ * gives for the rank it claims; with a secret, every connection also
+ * proves both ways that its ends know the secret (HMAC-SHA256 over fresh
+ * nonces of both sides, bound to both ranks, the parameters and the rank
+ * table; the secret never travels).  A peer that fails is refused and
+ * counted (collctl show) and creation goes on waiting for the real one.
+ * Without a secret another user's process on a rank's own node can take
+ * its place: such a communicator is reported as unauthenticated.
+ * The highest rank accepts no connection and does not listen.
  * Errors: EBUSY (this file already has a communicator), EINVAL (bad
  * field; the kernel log says which), EBADF (@eventfd), ETIMEDOUT,
- * EHOSTUNREACH, ECONNREFUSED, EADDRINUSE (@port of @rank taken), EINTR.
+ * EHOSTUNREACH, ECONNREFUSED, EADDRINUSE (@port of @rank taken), EINTR,
+ * EKEYREJECTED (a peer at a rank's address could not prove the secret),
+ * EFAULT (@secret unreadable).
  */
 struct kcoll_comm_create {
 	__u32 size;
@@ -227,6 +248,9 @@ struct kcoll_comm_create {
 	__u32 chunk_bytes;
 	__u32 slots;
 	__u64 comm_id;
+	__u64 secret;
+	__u32 secret_len;
+	__u32 pad;
 };
 
 /**

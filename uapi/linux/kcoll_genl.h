@@ -84,6 +84,8 @@ enum kcoll_comm_state {
  * @KCOLL_PEER_STATE_FAILED: the connection failed
  * @KCOLL_PEER_STATE_CLOSED: the connection was closed
  * @KCOLL_PEER_STATE_LOST: the peer disconnected
+ * @KCOLL_PEER_STATE_AUTH: connected, waiting for the peer to prove the
+ *	communicator's secret
  * @__KCOLL_PEER_STATE_MAX: sentinel
  */
 enum kcoll_peer_state {
@@ -93,6 +95,7 @@ enum kcoll_peer_state {
 	KCOLL_PEER_STATE_FAILED,
 	KCOLL_PEER_STATE_CLOSED,
 	KCOLL_PEER_STATE_LOST,
+	KCOLL_PEER_STATE_AUTH,
 	__KCOLL_PEER_STATE_MAX
 };
 
@@ -132,6 +135,10 @@ enum kcoll_peer_state {
  * @KCOLL_A_EVENT_PEER: u32, KCOLL_CMD_EVENT_PEER_LOST: the peer's rank
  * @KCOLL_A_EVENT_OP: nest of enum kcoll_lastop_attr,
  *	KCOLL_CMD_EVENT_OP_FAIL: the operation
+ * @KCOLL_A_COMM_AUTH: u32, enum kcoll_comm_auth: how peers were admitted
+ * @KCOLL_A_COMM_REFUSED: u64, connections refused: from another address
+ *	than the rank table's, with other parameters, or without the proof
+ *	that they know the secret
  * @__KCOLL_A_MAX: sentinel
  */
 enum kcoll_genl_attr {
@@ -162,10 +169,25 @@ enum kcoll_genl_attr {
 	KCOLL_A_COMM_ALGO,
 	KCOLL_A_EVENT_PEER,
 	KCOLL_A_EVENT_OP,
+	KCOLL_A_COMM_AUTH,
+	KCOLL_A_COMM_REFUSED,
 	__KCOLL_A_MAX
 };
 
 #define KCOLL_A_MAX	(__KCOLL_A_MAX - 1)
+
+/**
+ * enum kcoll_comm_auth - KCOLL_A_COMM_AUTH
+ * @KCOLL_COMM_AUTH_ADDRESS: no secret: peers are admitted by their address
+ *	alone, so another user on a rank's node could take its place
+ * @KCOLL_COMM_AUTH_HMAC_SHA256: every peer proved it knows the secret
+ * @__KCOLL_COMM_AUTH_MAX: sentinel
+ */
+enum kcoll_comm_auth {
+	KCOLL_COMM_AUTH_ADDRESS,
+	KCOLL_COMM_AUTH_HMAC_SHA256,
+	__KCOLL_COMM_AUTH_MAX
+};
 
 /**
  * enum kcoll_peer_attr - one rank of a communicator (KCOLL_A_COMM_PEER)
