@@ -375,6 +375,13 @@ check-vm-lib: module coll-tools
 	$(KCOLL_VM) run -n 2 -t 1200 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod -- \
 		$(TOP)/selftests/lib/vm_e2e.sh
 
+# Forced algorithms of 4 servers x 2 ranks run as configured, or the
+# fallback is reported (selftests/lib/vm_forced.sh; 4 VMs, -k 2).
+.PHONY: check-vm-forced
+check-vm-forced: module coll-tools
+	$(KCOLL_VM) run -n 4 -k 2 -t 900 --module $(TOP)/kcoll.ko --rmmod -- \
+		$(TOP)/selftests/lib/vm_forced.sh
+
 # The same on the 6.12 kernel (module built by module-6.12).
 .PHONY: check-vm-lib-6.12
 check-vm-lib-6.12: module-6.12 coll-tools

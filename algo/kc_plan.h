@@ -105,7 +105,8 @@ struct kc_prog {
 	u64 alt_off;
 };
 
-#define KC_PLAN_MAX_NOTE 96
+/* The note: a builder's shape after why configured algorithms did not run. */
+#define KC_PLAN_MAX_NOTE 160
 
 struct kc_plan {
 	struct kc_step *steps;	/* records: steps, repeat headers, repeat bodies */
@@ -127,7 +128,13 @@ struct kc_plan {
 	u32 redop;
 	u32 esize;
 	u32 algo[KCOLL_LEVEL_COUNT];	/* algorithm used per level (0 = unused) */
-	char note[KC_PLAN_MAX_NOTE];	/* human-readable shape, for explain */
+	/*
+	 * Bit l: the algorithm configured for level l (kc_algo_cfg.conf, or
+	 * algo where the caller set it) did not run there, although the
+	 * topology has the level; note says what ran instead and why.
+	 */
+	u32 fallback;
+	char note[KC_PLAN_MAX_NOTE];	/* human-readable, for explain and observers */
 };
 
 void kc_plan_free(struct kc_plan *plan);

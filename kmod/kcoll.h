@@ -248,6 +248,8 @@ struct kcoll_task {
 	bool ex_ready;
 	u64 start_ns;
 	u8 algo[KCOLL_LEVEL_COUNT];	/* what the plan runs per level, for observers */
+	u32 fallback;			/* the plan's: configured levels not run */
+	char note[KC_PLAN_MAX_NOTE];	/* the plan's note, kept only with a fallback */
 	struct kcoll_completion cpl;
 };
 
@@ -264,6 +266,8 @@ struct kcoll_lastop {
 	u32 op;
 	u32 status;			/* positive errno, 0: success */
 	u8 algo[KCOLL_LEVEL_COUNT];
+	u32 fallback;			/* KCOLL_LASTOP_A_FALLBACK */
+	char note[KC_PLAN_MAX_NOTE];	/* KCOLL_LASTOP_A_NOTE, with a fallback */
 };
 
 struct kcoll_comm {
@@ -308,6 +312,7 @@ struct kcoll_comm {
 	u64 ops_failed;
 	u64 ops_timed_out;
 	bool fail_notified;		/* the op-failure event went out */
+	u32 fallback_notified;		/* bit op: the algo-fallback event went out */
 	bool closing;			/* destroyed: no more events about it */
 	struct kcoll_lastop last[KCOLL_GENL_LAST_OPS];	/* ring of the last ops */
 	u32 last_next;			/* slot the next completion takes */
@@ -354,6 +359,7 @@ void kcoll_genl_exit(void);
 /* Notifications on the "events" group; cheap when nobody listens. */
 void kcoll_genl_notify_comm(struct kcoll_comm *comm, u8 cmd);
 void kcoll_genl_notify_op_fail(struct kcoll_comm *comm, const struct kcoll_lastop *op);
+void kcoll_genl_notify_algo_fallback(struct kcoll_comm *comm, const struct kcoll_lastop *op);
 void kcoll_genl_notify_peer_lost(struct kcoll_comm *comm, u32 peer, int err);
 
 /* ---------------------------------------------------------------- file */

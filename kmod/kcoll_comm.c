@@ -90,12 +90,26 @@ static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_task *o
 	l->status = status < 0 ? -status : 0;
 	l->duration_ns = op->start_ns ? op->cpl.complete_ns - op->start_ns : 0;
 	memcpy(l->algo, op->algo, sizeof(l->algo));
+	l->fallback = op->fallback;
+	if (op->fallback)
+		memcpy(l->note, op->note, sizeof(l->note));
+	else
+		l->note[0] = '\0';
 	comm->last_next = (comm->last_next + 1) % ARRAY_SIZE(comm->last);
 	if (comm->last_n < ARRAY_SIZE(comm->last))
 		comm->last_n++;
 
 	comm->ops_done++;
 	comm->bytes_done += op->cpl.bytes;
+	/*
+	 * A configured algorithm that did not run: said once per kind of
+	 * operation (the last-ops ring shows every one), so a loop of them
+	 * does not flood listeners.  l->op < KCOLL_OP_COUNT: validated.
+	 */
+	if (l->fallback && !(comm->fallback_notified & BIT(l->op)) && !comm->closing) {
+		comm->fallback_notified |= BIT(l->op);
+		kcoll_genl_notify_algo_fallback(comm, l);
+	}
 	if (!status)
 		return;
 	comm->ops_failed++;
@@ -342,9 +356,14 @@ int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op)
 	op->cpl.op_id = op->id;
 	op->cpl.cookie = op->cookie;
 	op->cpl.submit_ns = ktime_get_ns();
-	if (op->plan)
+	if (op->plan) {
 		for (i = 0; i < KCOLL_LEVEL_COUNT; i++)
 			op->algo[i] = op->plan->algo[i];
+		/* what algo/ put in the plan, passed along as it is */
+		op->fallback = op->plan->fallback;
+		if (op->fallback)
+			strscpy(op->note, op->plan->note, sizeof(op->note));
+	}
 	comm->nops++;
 	list_add_tail(&op->node, &comm->queued);
 	if (!comm->active)

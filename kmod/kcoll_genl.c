@@ -4,14 +4,18 @@
  * collctl show and collctl monitor see.  KCOLL_CMD_COMM_GET lists the
  * communicators (dump) or returns one; the "events" multicast group
  * carries communicator creation and destruction, the first failed
- * operation of a communicator and lost peers -- never a message per
- * successful operation, so the data path stays quiet.
+ * operation of a communicator, lost peers, and the first operation of
+ * each kind that did not run the algorithm the communicator's algo
+ * string configures -- never a message per successful operation, so the
+ * data path stays quiet.  What did not run and why is algo/'s plan
+ * note, passed along as it is.
  *
  * Messages are built under the communicator's lock (kcoll_comm_visit*),
  * so every counter in one message belongs to the same instant.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/build_bug.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <net/genetlink.h>
@@ -43,6 +47,8 @@ struct kcoll_genl_msg {
 	bool peers;		/* include KCOLL_A_COMM_PEERS */
 };
 
+static_assert(KC_PLAN_MAX_NOTE <= KCOLL_GENL_NOTE_MAX);
+
 static int kcoll_genl_put_lastop(struct sk_buff *skb, int type, const struct kcoll_lastop *l)
 {
 	struct nlattr *nest = nla_nest_start(skb, type);
@@ -58,7 +64,9 @@ static int kcoll_genl_put_lastop(struct sk_buff *skb, int type, const struct kco
 	    nla_put_u32(skb, KCOLL_LASTOP_A_ALGO_L2, l->algo[KCOLL_LEVEL2]) ||
 	    nla_put_u32(skb, KCOLL_LASTOP_A_STATUS, l->status) ||
 	    nla_put_u64_64bit(skb, KCOLL_LASTOP_A_DURATION_NS, l->duration_ns,
-			      KCOLL_LASTOP_A_PAD)) {
+			      KCOLL_LASTOP_A_PAD) ||
+	    nla_put_u32(skb, KCOLL_LASTOP_A_FALLBACK, l->fallback) ||
+	    (l->fallback && nla_put_string(skb, KCOLL_LASTOP_A_NOTE, l->note))) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
@@ -149,7 +157,10 @@ static int kcoll_genl_put_algos(struct sk_buff *skb, const struct kcoll_comm *co
 		    nla_put_u32(skb, KCOLL_ALGO_A_L1, c->algo[KCOLL_LEVEL1]) ||
 		    nla_put_u32(skb, KCOLL_ALGO_A_L2, c->algo[KCOLL_LEVEL2]) ||
 		    nla_put_u64_64bit(skb, KCOLL_ALGO_A_PIPE_BYTES, c->pipe_bytes,
-				      KCOLL_ALGO_A_PAD))
+				      KCOLL_ALGO_A_PAD) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_CONF_L0, c->conf[KCOLL_LEVEL0]) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_CONF_L1, c->conf[KCOLL_LEVEL1]) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_CONF_L2, c->conf[KCOLL_LEVEL2]))
 			return -EMSGSIZE;
 		nla_nest_end(skb, a);
 	}
@@ -217,7 +228,8 @@ static int kcoll_genl_fill_comm(struct kcoll_comm *comm, void *arg)
 /* Room for one communicator of @nranks ranks, generously. */
 static size_t kcoll_genl_comm_size(u32 nranks)
 {
-	return NLMSG_GOODSIZE + (size_t)nranks * nla_total_size(4 * nla_total_size(4));
+	return NLMSG_GOODSIZE + (size_t)nranks * nla_total_size(4 * nla_total_size(4)) +
+	       KCOLL_GENL_LAST_OPS * nla_total_size(KC_PLAN_MAX_NOTE);
 }
 
 static int kcoll_genl_get_size(struct kcoll_comm *comm, void *arg)
@@ -360,6 +372,21 @@ void kcoll_genl_notify_op_fail(struct kcoll_comm *comm, const struct kcoll_lasto
 	bool ok;
 
 	skb = kcoll_genl_event_new(KCOLL_CMD_EVENT_OP_FAIL, GFP_ATOMIC, &hdr);
+	if (!skb)
+		return;
+	ok = !kcoll_genl_put_ident(skb, comm) &&
+	     !kcoll_genl_put_lastop(skb, KCOLL_A_EVENT_OP, op);
+	kcoll_genl_event_send(skb, hdr, ok, GFP_ATOMIC);
+}
+
+/* From completion paths, as the op-failure event. */
+void kcoll_genl_notify_algo_fallback(struct kcoll_comm *comm, const struct kcoll_lastop *op)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	bool ok;
+
+	skb = kcoll_genl_event_new(KCOLL_CMD_EVENT_ALGO_FALLBACK, GFP_ATOMIC, &hdr);
 	if (!skb)
 		return;
 	ok = !kcoll_genl_put_ident(skb, comm) &&

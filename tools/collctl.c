@@ -715,6 +715,7 @@ static int explain_from_comm(const struct ctl *c, const struct explain_opts *o, 
 		m->lv[l].beta = comm.link[l].beta_fs;
 		m->lv[l].gamma = comm.link[l].gamma_fs;
 		cfg->algo[l] = comm.algos[op].algo[l];
+		cfg->conf[l] = comm.algos[op].conf[l];
 	}
 	m->conv_q8 = comm.conv_q8;
 	m->window = comm.slots;

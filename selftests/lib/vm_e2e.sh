@@ -5,12 +5,15 @@
 #   tools/kcoll-vm run -n 2 --module kcoll.ko -- selftests/lib/vm_e2e.sh
 # Every operation of coll-perf with exact checking (#wrong 0, else
 # coll-perf exits 1), every type and reduction of AllReduce, a forced
-# algorithm, the asynchronous API (vm_async), collctl show/config/check-*
-# on rank 0, the link model tunables (a bad write refused, the old value
-# kept), collctl show / show COMM / explain / monitor against a live
-# coll-perf run (the generic netlink family), ASan builds when present,
-# a deliberate mismatch that must be caught, link rates with decimals, and
-# collctl calibrate --write on both ranks (the same model on both nodes).
+# algorithm, a forced algorithm that falls back reported by collctl show
+# and monitor (vm_fallback.sh), the asynchronous API (vm_async), collctl
+# show/config/check-* on rank 0, the link model tunables (a bad write
+# refused, the old value kept), collctl show / show COMM / explain /
+# monitor against a live coll-perf run with a secret (the generic netlink
+# family), ASan
+# builds when present, a deliberate mismatch that must be caught, link
+# rates with decimals, and collctl calibrate --write on both ranks (the
+# same model on both nodes).
 set -eu
 B=${COLL_BIN:-build/bin}
 r=${KCOLL_RANK:?run me through tools/kcoll-vm}
@@ -107,6 +110,8 @@ else
 	# shellcheck disable=SC2086
 	KCOLL_SECRET_FILE="$OUT/secret" "$B"/coll-perf $live
 fi
+# A forced algorithm that cannot run the operation: show and monitor say so.
+"$(dirname "$0")"/vm_fallback.sh
 for op in allreduce reducescatter allgather broadcast reduce scatter gather alltoall; do
 	"$B"/coll-perf -t "$op" -b 64 -e 1K -f 4 -n 2 -w 1 -r all
 done

@@ -24,6 +24,9 @@
 /* Operations kept per communicator for KCOLL_A_COMM_LAST_OPS. */
 #define KCOLL_GENL_LAST_OPS		8
 
+/* Longest KCOLL_LASTOP_A_NOTE, its terminating NUL included. */
+#define KCOLL_GENL_NOTE_MAX		160
+
 /**
  * enum kcoll_genl_cmd - commands and notifications
  * @KCOLL_CMD_UNSPEC: unused
@@ -46,6 +49,12 @@
  * @KCOLL_CMD_EVENT_PEER_LOST: notification: the connection to a peer was
  *	lost (KCOLL_A_COMM_ID, KCOLL_A_EVENT_PEER, KCOLL_A_COMM_ERR), once
  *	per peer
+ * @KCOLL_CMD_EVENT_ALGO_FALLBACK: notification: an operation completed
+ *	that did not run an algorithm the communicator's algo string
+ *	configures (KCOLL_A_COMM_ID, KCOLL_A_EVENT_OP with
+ *	KCOLL_LASTOP_A_FALLBACK and KCOLL_LASTOP_A_NOTE: which levels, what
+ *	ran instead and why).  Once per communicator and kind of operation
+ *	(enum kcoll_op): the later ones show in KCOLL_A_COMM_LAST_OPS only
  * @__KCOLL_CMD_MAX: sentinel
  */
 enum kcoll_genl_cmd {
@@ -55,6 +64,7 @@ enum kcoll_genl_cmd {
 	KCOLL_CMD_EVENT_COMM_DEL,
 	KCOLL_CMD_EVENT_OP_FAIL,
 	KCOLL_CMD_EVENT_PEER_LOST,
+	KCOLL_CMD_EVENT_ALGO_FALLBACK,
 	__KCOLL_CMD_MAX
 };
 
@@ -134,7 +144,8 @@ enum kcoll_peer_state {
  * @KCOLL_A_COMM_ALGO: nest of enum kcoll_algo_attr
  * @KCOLL_A_EVENT_PEER: u32, KCOLL_CMD_EVENT_PEER_LOST: the peer's rank
  * @KCOLL_A_EVENT_OP: nest of enum kcoll_lastop_attr,
- *	KCOLL_CMD_EVENT_OP_FAIL: the operation
+ *	KCOLL_CMD_EVENT_OP_FAIL and KCOLL_CMD_EVENT_ALGO_FALLBACK: the
+ *	operation
  * @KCOLL_A_COMM_AUTH: u32, enum kcoll_comm_auth: how peers were admitted
  * @KCOLL_A_COMM_REFUSED: u64, connections refused: from another address
  *	than the rank table's, with other parameters, or without the proof
@@ -222,6 +233,14 @@ enum kcoll_peer_attr {
  * @KCOLL_LASTOP_A_STATUS: u32, 0 or the positive errno it failed with
  * @KCOLL_LASTOP_A_DURATION_NS: u64, from its start to its completion
  * @KCOLL_LASTOP_A_COUNT: u64, its element count
+ * @KCOLL_LASTOP_A_FALLBACK: u32, bit N set when the algorithm the algo
+ *	string configures at level N did not run there although the
+ *	topology has that level (the documented fallbacks:
+ *	Documentation/algorithms.md); 0 when everything configured ran
+ * @KCOLL_LASTOP_A_NOTE: NUL-terminated string of at most
+ *	KCOLL_GENL_NOTE_MAX bytes, only with a non-zero
+ *	KCOLL_LASTOP_A_FALLBACK: per such level, what ran instead and why
+ *	(the plan's note, as collctl explain shows it)
  * @__KCOLL_LASTOP_A_MAX: sentinel
  */
 enum kcoll_lastop_attr {
@@ -236,6 +255,8 @@ enum kcoll_lastop_attr {
 	KCOLL_LASTOP_A_STATUS,
 	KCOLL_LASTOP_A_DURATION_NS,
 	KCOLL_LASTOP_A_COUNT,
+	KCOLL_LASTOP_A_FALLBACK,
+	KCOLL_LASTOP_A_NOTE,
 	__KCOLL_LASTOP_A_MAX
 };
 
@@ -272,6 +293,11 @@ enum kcoll_link_attr {
  * @KCOLL_ALGO_A_L1: u32, the same at level 1
  * @KCOLL_ALGO_A_L2: u32, the same at level 2
  * @KCOLL_ALGO_A_PIPE_BYTES: u64, pipelining piece in bytes, 0: none
+ * @KCOLL_ALGO_A_CONF_L0: u32, enum kcoll_algo the algo string names at
+ *	level 0 for this operation, before the fallback of an algorithm
+ *	that cannot run it (KCOLL_ALGO_A_L0 is then KCOLL_ALGO_AUTO)
+ * @KCOLL_ALGO_A_CONF_L1: u32, the same at level 1
+ * @KCOLL_ALGO_A_CONF_L2: u32, the same at level 2
  * @__KCOLL_ALGO_A_MAX: sentinel
  */
 enum kcoll_algo_attr {
@@ -282,6 +308,9 @@ enum kcoll_algo_attr {
 	KCOLL_ALGO_A_L1,
 	KCOLL_ALGO_A_L2,
 	KCOLL_ALGO_A_PIPE_BYTES,
+	KCOLL_ALGO_A_CONF_L0,
+	KCOLL_ALGO_A_CONF_L1,
+	KCOLL_ALGO_A_CONF_L2,
 	__KCOLL_ALGO_A_MAX
 };
 
