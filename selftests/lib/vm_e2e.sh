@@ -10,10 +10,9 @@
 # show/config/check-* on rank 0, the link model tunables (a bad write
 # refused, the old value kept), collctl show / show COMM / explain /
 # monitor against a live coll-perf run with a secret (the generic netlink
-# family), ASan
-# builds when present, a deliberate mismatch that must be caught, link
-# rates with decimals, and collctl calibrate --write on both ranks (the
-# same model on both nodes).
+# family), ASan builds when present, a deliberate mismatch that must be
+# caught, link rates with decimals, and collctl calibrate --write on both
+# ranks (the same model on both nodes).
 set -eu
 B=${COLL_BIN:-build/bin}
 r=${KCOLL_RANK:?run me through tools/kcoll-vm}
