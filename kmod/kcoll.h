@@ -104,6 +104,7 @@ struct kcoll_mr {
 	void *vaddr;			/* vmap of all pages */
 	u64 uaddr;			/* user address of the first byte */
 	bool user;			/* pinned user pages, else our own */
+	bool writable;			/* pinned for writing; else never written */
 	u64 len;
 	u32 pgoff;			/* offset of the first byte in pages[0] */
 	struct mm_struct *mm;		/* charged mm (pinned_vm), NULL for kernel pages */
@@ -113,7 +114,19 @@ struct kcoll_mr {
 	atomic_t users;			/* operations not yet complete using it */
 };
 
-struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len);
+/*
+ * How kcoll_mr_pin() pins: for writing, for reading only (a send buffer of
+ * one operation: the pages as they are now), or for reading only as a
+ * registration that must see later writes (writable private memory is
+ * made the process's own copy first).
+ */
+enum kcoll_pin {
+	KCOLL_PIN_WRITE,
+	KCOLL_PIN_READ,
+	KCOLL_PIN_READ_REG,
+};
+
+struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len, enum kcoll_pin how);
 struct kcoll_mr *kcoll_mr_alloc_kernel(u64 len);
 int kcoll_mr_dma_map(struct kcoll_mr *mr, struct ib_device *ibdev);
 void kcoll_mr_free(struct kcoll_mr *mr);

@@ -109,7 +109,7 @@ static struct kcoll_rank *kcoll_ranks_copy(const struct kcoll_comm_create *arg)
 	u32 i;
 	int ret;
 
-	r = kvcalloc(arg->nranks, sizeof(*r), GFP_KERNEL);
+	r = kvcalloc(arg->nranks, sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
 	for (i = 0; i < arg->nranks; i++) {
@@ -236,13 +236,16 @@ static long kcoll_ioctl_reg(struct kcoll_file *kf, void __user *uarg)
 	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), handle));
 	if (ret)
 		return ret;
-	if (arg.flags || !arg.len || arg.len > KCOLL_MAX_REG_BYTES)
+	if ((arg.flags & ~KCOLL_MEM_REG_RDONLY) || !arg.len || arg.len > KCOLL_MAX_REG_BYTES)
 		return -EINVAL;
-	mr = kcoll_mr_pin(arg.addr, arg.len);
+	mr = kcoll_mr_pin(arg.addr, arg.len, arg.flags & KCOLL_MEM_REG_RDONLY ?
+			  KCOLL_PIN_READ_REG : KCOLL_PIN_WRITE);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	mutex_lock(&kf->lock);
-	ret = xa_alloc(&kf->regs, &id, mr, xa_limit_31b, GFP_KERNEL);
+	ret = mutex_lock_interruptible(&kf->lock);
+	if (ret)
+		goto err_free;
+	ret = xa_alloc(&kf->regs, &id, mr, xa_limit_31b, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_unlock;
 	mr->handle = id;
@@ -257,6 +260,7 @@ static long kcoll_ioctl_reg(struct kcoll_file *kf, void __user *uarg)
 
 err_unlock:
 	mutex_unlock(&kf->lock);
+err_free:
 	kcoll_mr_free(mr);
 	return ret;
 }
@@ -352,17 +356,33 @@ static void kcoll_use_reg(struct kcoll_task *op, u32 b, const struct kcoll_uva *
 /*
  * Give the operation its send and receive mappings.  Plain pointers are
  * pinned now; overlapping ones once, so in-place steps see one mapping.
+ * A send buffer that is not in place and that the plan never writes is
+ * pinned for reading only; everything else must be writable, and a
+ * read-only registration there is EFAULT (checked before anything is
+ * pinned or used).
  */
 static int kcoll_map_bufs(struct kcoll_task *op, const struct kcoll_uva *s,
 			  const struct kcoll_uva *r)
 {
 	const struct kcoll_uva *u[2] = { s, r };
+	bool write[2];
 	u32 b;
+
+	write[KC_BUF_SEND] = (op->desc.flags & KC_OP_F_INPLACE) ||
+			     kc_plan_writes_buf(op->plan, KC_BUF_SEND);
+	write[KC_BUF_RECV] = true;
+	for (b = KC_BUF_SEND; b <= KC_BUF_RECV; b++) {
+		if (u[b]->bytes && u[b]->reg && write[b] && !u[b]->reg->writable) {
+			pr_debug("submit: a read-only registration as the %s buffer\n",
+				 b == KC_BUF_SEND ? "in-place send" : "receive");
+			return -EFAULT;
+		}
+	}
 
 	if (s->bytes && r->bytes && !s->reg && !r->reg &&
 	    s->va < r->va + r->bytes && r->va < s->va + s->bytes) {
 		u64 lo = min(s->va, r->va), hi = max(s->va + s->bytes, r->va + r->bytes);
-		struct kcoll_mr *mr = kcoll_mr_pin(lo, hi - lo);
+		struct kcoll_mr *mr = kcoll_mr_pin(lo, hi - lo, KCOLL_PIN_WRITE);
 
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
@@ -382,7 +402,8 @@ static int kcoll_map_bufs(struct kcoll_task *op, const struct kcoll_uva *s,
 			kcoll_use_reg(op, b, u[b]);
 			continue;
 		}
-		mr = kcoll_mr_pin(u[b]->va, u[b]->bytes);
+		mr = kcoll_mr_pin(u[b]->va, u[b]->bytes,
+				  write[b] ? KCOLL_PIN_WRITE : KCOLL_PIN_READ);
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
 		op->own[b] = mr;
@@ -415,7 +436,7 @@ static int kcoll_copy_a2av(struct kcoll_task *op, const struct kcoll_submit *arg
 	for (i = 0; i < 4; i++)
 		if (!ptrs[i])
 			return -EINVAL;
-	op->a2av = kvcalloc(4 * (size_t)n, sizeof(u64), GFP_KERNEL);
+	op->a2av = kvcalloc(4 * (size_t)n, sizeof(u64), GFP_KERNEL_ACCOUNT);
 	if (!op->a2av)
 		return -ENOMEM;
 	for (i = 0; i < 4; i++)
@@ -641,7 +662,7 @@ static int kcoll_open(struct inode *inode, struct file *file)
 {
 	struct kcoll_file *kf;
 
-	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+	kf = kzalloc(sizeof(*kf), GFP_KERNEL_ACCOUNT);
 	if (!kf)
 		return -ENOMEM;
 	mutex_init(&kf->lock);

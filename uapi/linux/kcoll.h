@@ -229,17 +229,30 @@ struct kcoll_comm_create {
 	__u64 comm_id;
 };
 
+/* kcoll_mem_reg.flags: pin for reading only (a send buffer). */
+#define KCOLL_MEM_REG_RDONLY	0x1U
+
 /**
  * struct kcoll_mem_reg - KCOLL_IOC_MEM_REG: pin a buffer for repeated use
  * @size: sizeof(struct kcoll_mem_reg)
- * @flags: zero
+ * @flags: KCOLL_MEM_REG_RDONLY or zero
  * @addr: start of the buffer (anonymous, shmem or hugetlb memory)
  * @len: bytes, 1..kcoll_info.max_reg_bytes
  * @handle: out: non-zero handle for struct kcoll_buf and KCOLL_IOC_MEM_DEREG
  *
  * The pages stay pinned until deregistration or close and are charged
- * to RLIMIT_MEMLOCK (ENOMEM over the limit, nothing left pinned).
+ * to RLIMIT_MEMLOCK: over the limit (a limit of 0 included, unless the
+ * caller has CAP_IPC_LOCK) ENOMEM, checked before anything is allocated
+ * or pinned.  The whole range must be mapped, and writable without
+ * KCOLL_MEM_REG_RDONLY (EFAULT otherwise, nothing left pinned).
  * Remapping the range afterwards is not noticed: keep it mapped.
+ *
+ * With KCOLL_MEM_REG_RDONLY the kernel never writes the buffer, so it may
+ * be read-only memory; it serves as the send buffer of an operation that
+ * is not in place, and a submission that would write it (as a receive
+ * buffer, or an in-place send buffer) fails with EFAULT.  Writable
+ * private memory is still taken as the process's own copy of each page,
+ * as without the flag, so the registration sees what is written later.
  */
 struct kcoll_mem_reg {
 	__u32 size;
@@ -268,7 +281,10 @@ struct kcoll_mem_dereg {
  * @addr: byte offset inside the registration, or the user pointer
  *
  * The byte size follows from the operation (see kcoll_submit).  A plain
- * pointer is pinned for the duration of the operation.
+ * pointer is pinned for the duration of the operation: for reading only
+ * when it is a send buffer the operation does not write (not in place),
+ * so it may lie in read-only memory; else for writing (EFAULT on
+ * read-only memory).
  */
 struct kcoll_buf {
 	__u64 handle;
