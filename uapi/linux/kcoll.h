@@ -208,10 +208,22 @@ struct kcoll_rank {
  *	the same on every rank
  * @comm_id: out: module-wide id of the communicator (diagnostics)
  *
- * Blocks until every peer is connected, at most @connect_timeout_ms.
- * Errors: EBUSY (this file already has a communicator), EINVAL (bad
- * field; the kernel log says which), EBADF (@eventfd), ETIMEDOUT,
- * EHOSTUNREACH, ECONNREFUSED, EADDRINUSE (@port of @rank taken), EINTR.
+ * Blocks until every peer is connected, at most @connect_timeout_ms,
+ * interruptibly.  Meanwhile the file's other ioctls do not wait:
+ * KCOLL_IOC_INFO, KCOLL_IOC_MEM_REG and KCOLL_IOC_MEM_DEREG work,
+ * KCOLL_IOC_SUBMIT, KCOLL_IOC_REAP and a second KCOLL_IOC_COMM_CREATE
+ * fail with EBUSY, and KCOLL_IOC_ABORT (or close() of the file by another
+ * thread) cancels the creation.  A failed creation leaves nothing behind:
+ * the file can create again.
+ *
+ * Errors: EBUSY (this file already has a communicator or is creating
+ * one), EINVAL (bad field; the kernel log says which), EBADF (@eventfd),
+ * EADDRNOTAVAIL (the address of @rank is not an address of this node),
+ * EACCES (the port of @rank is below 1024 and the caller lacks
+ * CAP_NET_BIND_SERVICE), EADDRINUSE (the port of @rank is taken),
+ * ETIMEDOUT, EHOSTUNREACH, ECONNREFUSED, ECONNRESET (a peer left during
+ * set-up), EINTR (a signal), ECANCELED (KCOLL_IOC_ABORT or close()
+ * during the creation), ENOMEM.
  */
 struct kcoll_comm_create {
 	__u32 size;
@@ -313,15 +325,21 @@ struct kcoll_buf {
  * @rcounts: AlltoAllv: pointer to __u64[nranks] elements from each rank
  * @rdispls: AlltoAllv: pointer to __u64[nranks] receive displacements
  * @cookie: returned unchanged in the completion
- * @op_id: out: id of the operation, increasing from 1
+ * @op_id: out: id of the operation, increasing from 1; written before
+ *	the operation starts (when it cannot be written, EFAULT and the
+ *	operation does not start)
  *
  * Every rank submits the same operations in the same order.  Operations
  * of one communicator run and complete in submission order.  Errors:
- * ENOTCONN (no communicator), EINVAL (the kernel log says which field),
- * EOPNOTSUPP (the configured algorithm cannot run this operation),
- * EOVERFLOW, EFAULT, ENOENT (handle), ERANGE (offset + size beyond the
- * registration), ENOMEM (RLIMIT_MEMLOCK), EAGAIN (max_inflight
- * operations not yet reaped), or the error that ended the communicator.
+ * ENOTCONN (no communicator), EBUSY (KCOLL_IOC_COMM_CREATE is under way),
+ * EINVAL (the kernel log says which field), EOPNOTSUPP (the configured
+ * algorithm cannot run this operation), EOVERFLOW, EFAULT (a buffer is
+ * not mapped, is read-only where the operation writes it, or is a
+ * KCOLL_MEM_REG_RDONLY registration the operation would write), ENOENT
+ * (handle), ERANGE (offset + size beyond the registration), ENOMEM
+ * (RLIMIT_MEMLOCK, a limit of 0 included), EAGAIN (max_inflight
+ * operations not yet reaped), ECANCELED after KCOLL_IOC_ABORT, or else
+ * the error that ended the communicator.
  */
 struct kcoll_submit {
 	__u32 size;
@@ -380,7 +398,11 @@ struct kcoll_completion {
  *
  * Without KCOLL_REAP_WAIT, returns 0 with @count = 0 when nothing is
  * ready.  Waiting with nothing outstanding gives ENOENT; a signal gives
- * EINTR with nothing reaped.
+ * EINTR with nothing reaped.  Completions are removed only once they and
+ * @count have been written: when @entries or @count cannot be written,
+ * EFAULT and nothing is reaped.  Reapers of one file running at the same
+ * time get distinct completions.  EBUSY while KCOLL_IOC_COMM_CREATE is
+ * under way.
  */
 struct kcoll_reap {
 	__u32 size;
@@ -397,9 +419,15 @@ struct kcoll_reap {
  * @size: sizeof(struct kcoll_abort)
  * @flags: zero
  *
- * Every outstanding operation completes with ECANCELED and later
- * submissions fail with ECANCELED; registrations stay until close().
- * ENOTCONN without a communicator.
+ * Every outstanding operation completes with ECANCELED (or with the
+ * error that had already ended the communicator), and every later
+ * submission fails with ECANCELED, whatever ended the communicator
+ * first; registrations stay until close().
+ *
+ * During a KCOLL_IOC_COMM_CREATE of the file (by another thread), cancels
+ * it: the creation fails with ECANCELED, and the abort returns once the
+ * creation has been undone, so the file can create again.  ENOTCONN
+ * without a communicator or a creation.
  */
 struct kcoll_abort {
 	__u32 size;
