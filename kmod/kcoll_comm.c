@@ -605,10 +605,13 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	ret = kcoll_comm_topo(comm);
 	if (ret)
 		goto err_free;
-	if (arg->eventfd >= 0) {
-		comm->efd = eventfd_ctx_fdget(arg->eventfd);
+	/* -1 is "none"; any other number must be an eventfd (EBADF). */
+	if (arg->eventfd != -1) {
+		comm->efd = arg->eventfd < 0 ? ERR_PTR(-EBADF) : eventfd_ctx_fdget(arg->eventfd);
 		if (IS_ERR(comm->efd)) {
-			ret = PTR_ERR(comm->efd);
+			pr_debug("create: eventfd %d is not an eventfd descriptor\n",
+				 arg->eventfd);
+			ret = -EBADF;
 			comm->efd = NULL;
 			goto err_free;
 		}

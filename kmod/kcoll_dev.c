@@ -53,7 +53,7 @@ static int kcoll_copy_in(void *k, size_t ksize, const void __user *u, size_t min
 		return -EFAULT;
 	if (usize < min)
 		return -EINVAL;
-	if (usize > PAGE_SIZE)
+	if (usize > KCOLL_STRUCT_MAX)
 		return -E2BIG;
 	return copy_struct_from_user(k, ksize, u, usize);
 }
@@ -85,7 +85,9 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	ret = kcoll_copy_in(&info, sizeof(info), uarg, sizeof(u32));
 	if (ret)
 		return ret;
-	tun = kzalloc(sizeof(*tun), GFP_KERNEL);
+	if (info.pad)
+		return -EINVAL;
+	tun = kzalloc(sizeof(*tun), GFP_KERNEL_ACCOUNT);
 	if (!tun)
 		return -ENOMEM;
 	kcoll_tunables_get(tun);

@@ -228,6 +228,10 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 				    "%s='%s' may be malformed (see the kernel log, or check it "
 				    "with 'collctl check-algo')", rank, nranks,
 				    coll_strerror(ret), from, algo);
+		else if (ret == -EADDRNOTAVAIL || ret == -EACCES)
+			coll_seterr(ret, "creating the communicator (rank %u of %u) failed: "
+				    "cannot listen on %.64s port %u: %s", rank, nranks,
+				    ranks[rank].addr, ranks[rank].port, coll_strerror(ret));
 		else
 			coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s",
 				    rank, nranks, coll_strerror(ret));

@@ -101,6 +101,60 @@ TEST(abi_every_ioctl_nonzero_tail_is_e2big)
 	close(fd);
 }
 
+/* Anything but E2BIG: the size was accepted (the zero fields may be wrong). */
+TEST(abi_every_ioctl_4096_bytes_zero_tail_accepted_4097_is_e2big)
+{
+	static __u64 buf[1024];		/* 8 KiB: room for 4097 bytes */
+	struct kcoll_info info = { .size = sizeof(info) };
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+	size_t i;
+
+	for (i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]); i++) {
+		memset(buf, 0, sizeof(buf));
+		set_size(buf, KCOLL_STRUCT_MAX);
+		errno = 0;
+		ioctl(fd, ioctls[i].cmd, buf);
+		EXPECT_NE(E2BIG, errno) TH_LOG("%s: 4096 bytes refused", ioctls[i].name);
+		memset(buf, 0, sizeof(buf));
+		set_size(buf, KCOLL_STRUCT_MAX + 1);
+		EXPECT_EQ(-1, ioctl(fd, ioctls[i].cmd, buf)) TH_LOG("%s", ioctls[i].name);
+		EXPECT_EQ(E2BIG, errno) TH_LOG("%s: 4097 bytes", ioctls[i].name);
+	}
+	/* A good struct with a zero tail up to 4096 bytes works. */
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &info, sizeof(info));
+	set_size(buf, KCOLL_STRUCT_MAX);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, buf)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(KCOLL_ABI_VERSION, ((struct kcoll_info *)buf)->abi_version);
+	create_init(&cc, &r, 1);
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &cc, sizeof(cc));
+	set_size(buf, KCOLL_STRUCT_MAX);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, buf)) TH_LOG("%s", strerror(errno));
+	EXPECT_NE(0, ((struct kcoll_comm_create *)buf)->comm_id);
+	close(fd);
+}
+
+TEST(info_nonzero_pad_is_einval)
+{
+	struct kcoll_info info = { .size = sizeof(info) };
+	int fd = kc_open(_metadata);
+
+	info.pad = 1;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_INFO, &info));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, info.abi_version);		/* nothing written */
+	/* Output fields hold anything the caller left there. */
+	memset(&info, 0x5a, sizeof(info));
+	info.size = sizeof(info);
+	info.pad = 0;
+	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, &info));
+	EXPECT_EQ(KCOLL_ABI_VERSION, info.abi_version);
+	close(fd);
+}
+
 TEST(abi_wrong_direction_or_type_is_enotty)
 {
 	struct kcoll_info info = { .size = sizeof(info) };
@@ -288,26 +342,95 @@ TEST(create_algo_too_long_is_einval_unmapped_is_efault)
 	close(fd);
 }
 
-TEST(create_eventfd_not_eventfd_is_einval_closed_is_ebadf)
+TEST(create_eventfd_not_eventfd_or_closed_is_ebadf)
 {
 	struct kcoll_rank r = lo_rank(PORT);
 	struct kcoll_comm_create cc;
 	int fd = kc_open(_metadata);
-	int efd = eventfd(0, EFD_CLOEXEC), gone;
+	int efd = eventfd(0, EFD_CLOEXEC), gone, pfd[2];
 
 	ASSERT_LE(0, efd);
+	ASSERT_EQ(0, pipe(pfd));
 	gone = dup(efd);
 	ASSERT_LE(0, gone);
 	close(gone);
 	create_init(&cc, &r, 1);
 	cc.eventfd = fd;			/* a file, but no eventfd */
-	CREATE_FAILS(fd, &cc, EINVAL);
+	CREATE_FAILS(fd, &cc, EBADF);
+	cc.eventfd = pfd[0];			/* a pipe */
+	CREATE_FAILS(fd, &cc, EBADF);
 	cc.eventfd = gone;			/* not an open file */
 	CREATE_FAILS(fd, &cc, EBADF);
 	cc.eventfd = efd;
 	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
 	close(fd);
 	close(efd);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+TEST(create_negative_eventfd_but_minus_one_is_ebadf)
+{
+	static const int bad[] = { -2, -100, INT_MIN };
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+	size_t i;
+
+	create_init(&cc, &r, 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cc.eventfd = bad[i];
+		CREATE_FAILS(fd, &cc, EBADF) TH_LOG("eventfd %d", bad[i]);
+	}
+	cc.eventfd = -1;			/* the one "none" */
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+/*
+ * A two-rank table whose rank 0 (this one) is @addr:@port: the creation
+ * binds it before it waits for anyone, so a bind error comes at once.
+ * The connect timeout bounds the test if the bind succeeds after all.
+ */
+static int create_two(int fd, const char *addr, unsigned int port)
+{
+	struct kcoll_rank r[2] = { lo_rank(port), lo_rank(PORT + 7) };
+	struct kcoll_comm_create cc;
+
+	inet_pton(AF_INET, addr, r[0].addr);
+	inet_pton(AF_INET, addr, r[1].addr);
+	create_init(&cc, r, 2);
+	cc.connect_timeout_ms = 2000;
+	return ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
+}
+
+TEST(create_address_not_on_this_node_is_eaddrnotavail)
+{
+	int fd = kc_open(_metadata);
+	struct cluster c;
+
+	/* TEST-NET-2: no node of any cluster has it. */
+	EXPECT_EQ(-1, create_two(fd, "198.51.100.7", PORT));
+	EXPECT_EQ(EADDRNOTAVAIL, errno);
+	/* Nothing was left: the file creates. */
+	cluster_single(&c, PORT);
+	EXPECT_EQ(0, comm_create(fd, &c, -1, NULL));
+	close(fd);
+}
+
+TEST(create_port_below_1024_unprivileged_is_eacces)
+{
+	const char *ip = getenv("KCOLL_IP");
+	int fd = kc_open(_metadata);
+
+	/* This node's RoCE address: the bind gets as far as the port. */
+	if (!ip || !*ip)
+		SKIP(return, "no KCOLL_IP (run under kcoll-vm)");
+	if (geteuid() == 0 && setresuid(65534, 65534, 65534))
+		SKIP(return, "cannot drop root");
+	EXPECT_EQ(-1, create_two(fd, ip, 80));
+	EXPECT_EQ(EACCES, errno);
+	close(fd);
 }
 
 TEST(create_absurd_tunables_are_einval)

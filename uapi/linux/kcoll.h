@@ -104,18 +104,28 @@ enum kcoll_level {
  * Conventions, for every struct below:
  *  - the first field is @size, set by the caller to sizeof() of the
  *    struct it was compiled with.  The kernel accepts smaller (older)
- *    structs, zero-filling the missing tail, and larger ones as long as
- *    the bytes it does not know are zero (else -E2BIG): the
- *    copy_struct_from_user() rules.  Output fields beyond the caller's
- *    size are not written.
+ *    structs, zero-filling the missing tail, and larger ones up to
+ *    KCOLL_STRUCT_MAX bytes as long as the bytes it does not know are
+ *    zero (else -E2BIG): the copy_struct_from_user() rules.  A @size
+ *    above KCOLL_STRUCT_MAX is -E2BIG whatever the tail holds, as for
+ *    openat2() and clone3().  Output fields beyond the caller's size are
+ *    not written.
  *  - pointers travel as __u64 (cast through uintptr_t).
  *  - @flags and every field named pad* or reserved must be zero
  *    (-EINVAL otherwise), so they can gain meaning later.
  *  - errors are returned as -1/errno by ioctl(); a failed ioctl changes
- *    no state.  Unknown commands give ENOTTY.
+ *    no state and writes no output.  Output that cannot be written
+ *    (read-only or unmapped memory) fails the ioctl with EFAULT before
+ *    it takes effect.  Unknown commands give ENOTTY.
+ *  - an ioctl that waits (KCOLL_IOC_COMM_CREATE, KCOLL_IOC_REAP with
+ *    KCOLL_REAP_WAIT) waits interruptibly: a signal ends it with EINTR
+ *    and nothing done.  No ioctl waits for another one of the same file.
  * The number in _IOWR() encodes today's struct size; the kernel dispatches
  * on the command number alone, so a grown struct keeps working.
  */
+
+/* Largest @size an ioctl struct may have (E2BIG beyond). */
+#define KCOLL_STRUCT_MAX	4096
 
 /* Features reported by KCOLL_IOC_INFO. */
 #define KCOLL_FEAT_EVENTFD	0x1ULL	/* completions signal an eventfd */
@@ -144,7 +154,10 @@ enum kcoll_level {
  * @timeout_ms: out: current default operation timeout
  * @connect_timeout_ms: out: current default connection set-up timeout
  * @version: out: module version as (major << 16) | (minor << 8) | patch
- * @pad: zero
+ * @pad: zero (EINVAL otherwise)
+ *
+ * Every field but @size and @pad is output only: what the caller puts
+ * there is ignored.
  */
 struct kcoll_info {
 	__u32 size;
@@ -194,7 +207,9 @@ struct kcoll_rank {
  * @nranks: number of ranks, 1..kcoll_info.max_ranks
  * @ranks: pointer to struct kcoll_rank[@nranks], the same on every rank
  * @rank_size: sizeof(struct kcoll_rank) as the caller knows it (>= 32)
- * @eventfd: eventfd signalled once per completed operation, or -1
+ * @eventfd: eventfd signalled once per completed operation, or -1 for
+ *	none; any other negative number or a descriptor that is not an
+ *	eventfd is EBADF
  * @algo: pointer to a NUL-terminated HCCL_ALGO string
  *	("level0:NA;level1:H-D_R", or per operation
  *	"AllReduce=level0:NA;level1:ring/AllGather=..."), 0 for the sysfs
