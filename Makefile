@@ -533,8 +533,8 @@ module-info:
 
 # selftests/kcoll: the module's tests, run inside the virtual cluster
 # (tools/kcoll-vm run -n N --module kcoll.ko -- $(KCOLL_TESTS)).
-KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_connect kcoll_auth kcoll_test kcoll_matrix \
-	kcoll_soak kcoll_lifetime
+KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_connect kcoll_auth kcoll_ioctl kcoll_test \
+	kcoll_matrix kcoll_soak kcoll_lifetime
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
 .PHONY: kcoll-tests
@@ -556,7 +556,8 @@ $(KC_AUTH): $(KC_AUTH).o $(OBJDIR)/tools/collctl_nl.o
 
 # The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
 # 6.12; default both), each part a run of its own (~10 min per kernel):
-#  - the whole suite on 4 VMs in one boot (bad input, limits, collectives,
+#  - the whole suite on 4 VMs in one boot (bad input, limits, a creation
+#    that waits while the file's other ioctls go on, collectives,
 #    every operation x every algorithm up to 1 MiB, a 300-operation soak,
 #    then process death and unloading, which reloads the module);
 #  - faults on 3 VMs during an AllReduce loop (kcoll_fault): a rank killed,

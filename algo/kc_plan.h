@@ -143,6 +143,17 @@ void kc_plan_free(struct kc_plan *plan);
 u64 kc_plan_bytes_sent(const struct kc_plan *plan);
 u64 kc_plan_bytes_received(const struct kc_plan *plan);
 
+/**
+ * kc_plan_writes_buf() - whether a plan writes one of its buffers
+ * @plan: the plan
+ * @buf: enum kc_buf
+ *
+ * Return: true when any step of any round has @buf as its destination
+ * (receive, receive-reduce, copy, reduce, average); false when the plan
+ * only reads @buf or does not use it, so that it may be read-only memory.
+ */
+bool kc_plan_writes_buf(const struct kc_plan *plan, u8 buf);
+
 /* ------------------------------------------------------------ walking */
 
 /*

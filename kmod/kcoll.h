@@ -106,6 +106,7 @@ struct kcoll_mr {
 	void *vaddr;			/* vmap of all pages */
 	u64 uaddr;			/* user address of the first byte */
 	bool user;			/* pinned user pages, else our own */
+	bool writable;			/* pinned for writing; else never written */
 	u64 len;
 	u32 pgoff;			/* offset of the first byte in pages[0] */
 	struct mm_struct *mm;		/* charged mm (pinned_vm), NULL for kernel pages */
@@ -115,7 +116,19 @@ struct kcoll_mr {
 	atomic_t users;			/* operations not yet complete using it */
 };
 
-struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len);
+/*
+ * How kcoll_mr_pin() pins: for writing, for reading only (a send buffer of
+ * one operation: the pages as they are now), or for reading only as a
+ * registration that must see later writes (writable private memory is
+ * made the process's own copy first).
+ */
+enum kcoll_pin {
+	KCOLL_PIN_WRITE,
+	KCOLL_PIN_READ,
+	KCOLL_PIN_READ_REG,
+};
+
+struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len, enum kcoll_pin how);
 struct kcoll_mr *kcoll_mr_alloc_kernel(u64 len);
 int kcoll_mr_dma_map(struct kcoll_mr *mr, struct ib_device *ibdev);
 void kcoll_mr_free(struct kcoll_mr *mr);
@@ -294,6 +307,7 @@ struct kcoll_comm {
 	/* data path: executor, operation queue, completions */
 	struct mutex lock;
 	int err;			/* first fatal error, then refused */
+	bool aborted;			/* KCOLL_IOC_ABORT: refused with -ECANCELED */
 	int lost_err;			/* a peer left: no new submissions */
 	bool dead;			/* QPs stopped: nothing may be posted */
 	u8 next_seq;
@@ -328,15 +342,36 @@ struct kcoll_comm {
 	struct kc_cost_model model;	/* sysfs link model for automatic selection */
 };
 
+/*
+ * Creation in two steps: kcoll_comm_create() checks the arguments, builds
+ * the communicator and listens (it does not wait); kcoll_comm_connect()
+ * waits for every peer (interruptibly; kcoll_comm_cancel() from another
+ * thread ends it with -ECANCELED).  A communicator whose connect failed
+ * is freed with kcoll_comm_discard().
+ */
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 				     struct kcoll_rank *ranks, const char *algo, const u8 *secret);
+int kcoll_comm_connect(struct kcoll_comm *comm);
+void kcoll_comm_cancel(struct kcoll_comm *comm);
+void kcoll_comm_discard(struct kcoll_comm *comm);
 void kcoll_comm_destroy(struct kcoll_comm *comm);
-int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op);
+/* The id the next submission gets (stable while the caller serialises submissions). */
+u64 kcoll_comm_next_id(struct kcoll_comm *comm);
+/* Queue @op as operation @id (kcoll_comm_next_id()); @op belongs to the comm after 0. */
+int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op, u64 id);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err);
 void kcoll_comm_lost(struct kcoll_comm *comm, int err);
 void kcoll_comm_advance(struct kcoll_comm *comm);
-int kcoll_comm_reap(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max,
-		    bool wait, u32 timeout_ms, u32 *count);
+/*
+ * Reaping in three steps, so that nothing is lost to a failed copy-out:
+ * wait (interruptibly) until a completion is there (*@left: jiffies, or
+ * MAX_SCHEDULE_TIMEOUT), copy the oldest ones without removing them,
+ * then remove exactly those.  The caller keeps other reapers out between
+ * peek and consume (kcoll_file.reap_lock).
+ */
+int kcoll_comm_reap_wait(struct kcoll_comm *comm, long *left);
+u32 kcoll_comm_reap_peek(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max);
+void kcoll_comm_reap_consume(struct kcoll_comm *comm, u32 n);
 void kcoll_comm_abort(struct kcoll_comm *comm);
 void kcoll_comms_remove_device(struct ib_device *ibdev);
 /*
@@ -364,10 +399,21 @@ void kcoll_genl_notify_peer_lost(struct kcoll_comm *comm, u32 peer, int err);
 
 /* ---------------------------------------------------------------- file */
 
+/*
+ * kcoll_file.lock is held only briefly: never across a wait for a peer,
+ * so no ioctl of the file waits for another one.  A creation in progress
+ * is marked (creating), connects without the lock and installs the
+ * communicator at the end.
+ */
 struct kcoll_file {
-	struct mutex lock;		/* comm creation, registrations */
+	struct mutex lock;		/* the fields below, submissions */
 	struct mm_struct *mm;		/* of the opener: the only user (grabbed) */
 	struct kcoll_comm *comm;
+	bool creating;			/* a KCOLL_IOC_COMM_CREATE is under way */
+	bool create_cancel;		/* ABORT or close asked it to stop */
+	struct kcoll_comm *connecting;	/* its communicator while it connects */
+	wait_queue_head_t create_wq;	/* woken when creating is cleared */
+	struct mutex reap_lock;		/* one reaper between peek and consume */
 	struct xarray regs;		/* handle -> struct kcoll_mr */
 	u32 next_handle;
 };

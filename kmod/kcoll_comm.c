@@ -336,18 +336,38 @@ static void kcoll_comm_timeout_work(struct work_struct *work)
 	mutex_unlock(&comm->lock);
 }
 
-int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op)
+u64 kcoll_comm_next_id(struct kcoll_comm *comm)
+{
+	u64 id;
+
+	mutex_lock(&comm->lock);
+	id = comm->next_id + 1;
+	mutex_unlock(&comm->lock);
+	return id;
+}
+
+int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op, u64 id)
 {
 	int ret = 0;
 	u32 i;
 
 	mutex_lock(&comm->lock);
+	/* After a local abort, ECANCELED whatever ended the communicator first. */
+	if (comm->aborted) {
+		ret = -ECANCELED;
+		goto out;
+	}
 	if (comm->err || comm->lost_err) {
 		ret = comm->err ? comm->err : comm->lost_err;
 		goto out;
 	}
 	if (comm->nops >= KCOLL_MAX_INFLIGHT) {
 		ret = -EAGAIN;
+		goto out;
+	}
+	/* The caller wrote @id out already: submissions are serialised. */
+	if (WARN_ON_ONCE(id != comm->next_id + 1)) {
+		ret = -EIO;
 		goto out;
 	}
 	op->comm = comm;
@@ -379,40 +399,66 @@ static bool kcoll_reap_ready(struct kcoll_comm *comm)
 	return !list_empty_careful(&comm->done) || !READ_ONCE(comm->nops);
 }
 
-int kcoll_comm_reap(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max,
-		    bool wait, u32 timeout_ms, u32 *count)
+/*
+ * Wait until a completion is ready or nothing is outstanding.  -ENOENT
+ * when nothing is outstanding to begin with, -EINTR at a signal,
+ * -ETIMEDOUT when *@left (jiffies, updated) runs out.
+ */
+int kcoll_comm_reap_wait(struct kcoll_comm *comm, long *left)
 {
-	struct kcoll_task *op, *tmp;
+	u32 nops;
+	long t;
+
+	mutex_lock(&comm->lock);
+	nops = comm->nops;
+	mutex_unlock(&comm->lock);
+	if (!nops)
+		return -ENOENT;
+	t = wait_event_interruptible_timeout(comm->done_wq, kcoll_reap_ready(comm), *left);
+	if (t < 0)
+		return -EINTR;
+	if (!t)
+		return -ETIMEDOUT;
+	if (*left != MAX_SCHEDULE_TIMEOUT)
+		*left = t;
+	return 0;
+}
+
+/* Copy the oldest (at most @max) completions to @out, leaving them queued. */
+u32 kcoll_comm_reap_peek(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max)
+{
+	struct kcoll_task *op;
 	u32 n = 0;
 
-	*count = 0;
-	if (wait) {
-		long t = timeout_ms ? msecs_to_jiffies(timeout_ms) : MAX_SCHEDULE_TIMEOUT;
-
-		mutex_lock(&comm->lock);
-		if (!comm->nops) {
-			mutex_unlock(&comm->lock);
-			return -ENOENT;
-		}
-		mutex_unlock(&comm->lock);
-		t = wait_event_interruptible_timeout(comm->done_wq, kcoll_reap_ready(comm), t);
-		if (t < 0)
-			return -EINTR;
-		if (!t)
-			return -ETIMEDOUT;
-	}
 	mutex_lock(&comm->lock);
-	list_for_each_entry_safe(op, tmp, &comm->done, node) {
+	list_for_each_entry(op, &comm->done, node) {
 		if (n == max)
 			break;
 		out[n++] = op->cpl;
+	}
+	mutex_unlock(&comm->lock);
+	return n;
+}
+
+/*
+ * Remove the @n oldest completions, the ones kcoll_comm_reap_peek() gave:
+ * only reapers remove completions, one at a time, and new ones go to the
+ * tail.
+ */
+void kcoll_comm_reap_consume(struct kcoll_comm *comm, u32 n)
+{
+	struct kcoll_task *op;
+
+	mutex_lock(&comm->lock);
+	while (n--) {
+		op = list_first_entry_or_null(&comm->done, struct kcoll_task, node);
+		if (WARN_ON_ONCE(!op))
+			break;
 		list_del(&op->node);
 		comm->nops--;
 		kfree(op);
 	}
 	mutex_unlock(&comm->lock);
-	*count = n;
-	return 0;
 }
 
 static bool kcoll_comm_quiet(struct kcoll_comm *comm);
@@ -433,6 +479,7 @@ void kcoll_comm_abort(struct kcoll_comm *comm)
 		wait_event_timeout(comm->done_wq, kcoll_comm_quiet(comm), HZ);
 
 	mutex_lock(&comm->lock);
+	comm->aborted = true;
 	kcoll_comm_fail(comm, -ECANCELED);
 	mutex_unlock(&comm->lock);
 }
@@ -504,9 +551,10 @@ static void kcoll_comm_free(struct kcoll_comm *comm)
 }
 
 /*
- * Create the communicator of a file.  @ranks (taken over) was copied from
- * user space; @algo is NULL for the sysfs default; @secret (arg->secret_len
- * bytes) NULL for none.
+ * Create the communicator of a file, up to listening: nothing here waits
+ * for a peer (kcoll_comm_connect() does).  @ranks (taken over) was copied
+ * from user space; @algo is NULL for the sysfs default; @secret
+ * (arg->secret_len bytes) NULL for none.
  */
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 				     struct kcoll_rank *ranks, const char *algo, const u8 *secret)
@@ -579,10 +627,13 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	ret = kcoll_comm_topo(comm);
 	if (ret)
 		goto err_free;
-	if (arg->eventfd >= 0) {
-		comm->efd = eventfd_ctx_fdget(arg->eventfd);
+	/* -1 is "none"; any other number must be an eventfd (EBADF). */
+	if (arg->eventfd != -1) {
+		comm->efd = arg->eventfd < 0 ? ERR_PTR(-EBADF) : eventfd_ctx_fdget(arg->eventfd);
 		if (IS_ERR(comm->efd)) {
-			ret = PTR_ERR(comm->efd);
+			pr_debug("create: eventfd %d is not an eventfd descriptor\n",
+				 arg->eventfd);
+			ret = -EBADF;
 			comm->efd = NULL;
 			goto err_free;
 		}
@@ -601,18 +652,51 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	mutex_lock(&kcoll_comms_lock);
 	list_add_tail(&comm->node, &kcoll_comms);
 	mutex_unlock(&kcoll_comms_lock);
+	kfree(tun);
+	return comm;
+
+err_free:
+	kfree(tun);
+	kcoll_comm_free(comm);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Wait for every peer, at most connect_timeout_ms.  The waits are
+ * interruptible (-EINTR), and kcoll_comm_cancel() ends them with
+ * -ECANCELED.  On an error the caller frees with kcoll_comm_discard().
+ */
+int kcoll_comm_connect(struct kcoll_comm *comm)
+{
+	int ret;
 
 	if (comm->nranks > 1) {
 		ret = kcoll_conns_connect(comm);
 		if (ret)
-			goto err_unlist;
+			return ret;
 	}
 	pr_debug("comm %llu: rank %u of %u up\n", comm->id, comm->rank, comm->nranks);
 	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_NEW);
-	kfree(tun);
-	return comm;
+	return 0;
+}
 
-err_unlist:
+/*
+ * KCOLL_IOC_ABORT or close() while the communicator connects: the
+ * connect sees comm->err (kcoll_comm_broken()) and ends with it.
+ */
+void kcoll_comm_cancel(struct kcoll_comm *comm)
+{
+	mutex_lock(&comm->lock);
+	comm->aborted = true;
+	if (!comm->err)
+		comm->err = -ECANCELED;
+	mutex_unlock(&comm->lock);
+	wake_up_all(&comm->conn_wq);
+}
+
+/* Free a communicator whose kcoll_comm_connect() failed. */
+void kcoll_comm_discard(struct kcoll_comm *comm)
+{
 	mutex_lock(&kcoll_comms_lock);
 	list_del(&comm->node);
 	mutex_unlock(&kcoll_comms_lock);
@@ -629,10 +713,7 @@ err_unlist:
 	kcoll_conns_destroy(comm);
 	/* No QP is left to report an error; dead: it queues nothing more. */
 	cancel_work_sync(&comm->qp_err_work);
-err_free:
-	kfree(tun);
 	kcoll_comm_free(comm);
-	return ERR_PTR(ret);
 }
 
 void kcoll_comm_destroy(struct kcoll_comm *comm)

@@ -888,8 +888,9 @@ static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 		ret = kcoll_conn_start(conn);
 		mutex_unlock(&comm->conn_lock);
 		if (!ret) {
-			left = wait_event_killable_timeout(comm->conn_wq,
-							   kcoll_conn_settled(conn), left);
+			/* Interruptible: a signal or a cancellation ends it. */
+			left = wait_event_interruptible_timeout(comm->conn_wq,
+								kcoll_conn_settled(conn), left);
 			if (left >= 0 && READ_ONCE(conn->state) == KCOLL_CONN_UP)
 				return 0;
 			if (left < 0)
@@ -900,7 +901,7 @@ static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 			kcoll_conn_destroy(conn, KCOLL_CONN_IDLE);
 			mutex_unlock(&comm->conn_lock);
 		}
-		if (ret == -EINTR || fatal_signal_pending(current))
+		if (ret == -EINTR || signal_pending(current))
 			return -EINTR;
 		/*
 		 * Our own address is not on this node, or whoever listens at
@@ -911,7 +912,7 @@ static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 		/* The peer may not listen yet: try again a little later. */
 		if (time_after(jiffies + msecs_to_jiffies(KCOLL_RETRY_MS), deadline))
 			return ret;
-		if (msleep_interruptible(KCOLL_RETRY_MS) && fatal_signal_pending(current))
+		if (msleep_interruptible(KCOLL_RETRY_MS) || signal_pending(current))
 			return -EINTR;
 	}
 }
@@ -963,8 +964,8 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 		left = (long)(deadline - jiffies);
 		if (left <= 0)
 			left = 1;
-		left = wait_event_killable_timeout(comm->conn_wq, kcoll_passive_settled(comm),
-						   left);
+		left = wait_event_interruptible_timeout(comm->conn_wq,
+							kcoll_passive_settled(comm), left);
 		if (left < 0)
 			return -EINTR;
 		ret = kcoll_comm_broken(comm);

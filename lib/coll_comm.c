@@ -168,14 +168,19 @@ static void coll_opts_copy(const struct coll_comm_opts *opts, struct coll_comm_o
 }
 
 /* What a failed create means, for the thread's message. */
-static void coll_create_error(int ret, uint32_t rank, uint32_t nranks, const char *algo,
-			      const char *from, const char *secret_from)
+static void coll_create_error(int ret, const struct coll_rank_desc *ranks, uint32_t rank,
+			      uint32_t nranks, const char *algo, const char *from,
+			      const char *secret_from)
 {
 	if (ret == -EINVAL && algo)
 		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s; "
 			    "%s='%s' may be malformed (see the kernel log, or check it "
 			    "with 'collctl check-algo')", rank, nranks, coll_strerror(ret),
 			    from, algo);
+	else if (ret == -EADDRNOTAVAIL || ret == -EACCES)
+		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: "
+			    "cannot listen on %.64s port %u: %s", rank, nranks,
+			    ranks[rank].addr, ranks[rank].port, coll_strerror(ret));
 	else if (ret == -EKEYREJECTED)
 		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: a peer at "
 			    "the rank table's address could not prove the communicator's secret "
@@ -283,7 +288,7 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 	}
 	ret = coll_ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
 	if (ret) {
-		coll_create_error(ret, rank, nranks, cc.algo ? algo : NULL, from,
+		coll_create_error(ret, ranks, rank, nranks, cc.algo ? algo : NULL, from,
 				  secret_len ? secret_from : NULL);
 		free(c);
 		goto out_efd;
