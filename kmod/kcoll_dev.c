@@ -353,7 +353,8 @@ out:
 	kcoll_create_end(kf);
 	kfree(algo);
 	kfree_sensitive(secret);
-	return ret;
+	/* Nothing is left of the attempt: a SA_RESTART handler may run it again. */
+	return ret == -EINTR ? -ERESTARTSYS : ret;
 }
 
 static long kcoll_ioctl_reg(struct kcoll_file *kf, void __user *uarg)

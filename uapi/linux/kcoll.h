@@ -257,7 +257,8 @@ struct kcoll_rank {
  * EACCES (the port of @rank is below 1024 and the caller lacks
  * CAP_NET_BIND_SERVICE), EADDRINUSE (the port of @rank is taken),
  * ETIMEDOUT, EHOSTUNREACH, ECONNREFUSED, ECONNRESET (a peer left during
- * set-up), EINTR (a signal), ECANCELED (KCOLL_IOC_ABORT or close()
+ * set-up), EINTR (a signal; after a handler with SA_RESTART the
+ * creation starts over by itself), ECANCELED (KCOLL_IOC_ABORT or close()
  * during the creation), EKEYREJECTED (whoever listens at a rank's address
  * cannot prove the secret), EFAULT (@secret unreadable), ENOMEM.
  */
