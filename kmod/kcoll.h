@@ -21,6 +21,7 @@
 #include <linux/eventfd.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/ratelimit.h>
 #include <linux/socket.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -321,6 +322,29 @@ int kcoll_comm_visit(u64 id, int (*fill)(struct kcoll_comm *comm, void *arg), vo
 /* enum kcoll_comm_state, enum kcoll_peer_state of @peer.  comm->lock held. */
 u32 kcoll_comm_state(const struct kcoll_comm *comm);
 u32 kcoll_peer_state(const struct kcoll_comm *comm, u32 peer);
+
+/* ------------------------------------------------------- sharing a node */
+
+/*
+ * kcoll_guard.c: what keeps one user of a shared node from hurting the
+ * others.
+ *
+ * Messages about what a local user or a remote peer did go through one
+ * shared rate limit, so that no mix of causes floods the log; text that
+ * came from them is escaped (%*pE) or not printed at all: the errno tells
+ * the caller.  Every line starts with "kcoll: " (pr_fmt).
+ */
+extern struct ratelimit_state kcoll_user_rs;
+#define kcoll_info_rl(fmt, ...)						\
+	do {								\
+		if (__ratelimit(&kcoll_user_rs))			\
+			pr_info(fmt, ##__VA_ARGS__);			\
+	} while (0)
+#define kcoll_warn_rl(fmt, ...)						\
+	do {								\
+		if (__ratelimit(&kcoll_user_rs))			\
+			pr_warn(fmt, ##__VA_ARGS__);			\
+	} while (0)
 
 /* ------------------------------------------------------ generic netlink */
 

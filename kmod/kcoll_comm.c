@@ -311,8 +311,8 @@ static void kcoll_comm_timeout_work(struct work_struct *work)
 		u64 age_ms = (ktime_get_ns() - comm->active->start_ns) / NSEC_PER_MSEC;
 
 		if (age_ms >= comm->timeout_ms) {
-			pr_info("comm %llu: op %llu timed out after %u ms\n", comm->id,
-				comm->active->id, comm->timeout_ms);
+			kcoll_info_rl("comm %llu: op %llu timed out after %u ms\n", comm->id,
+				      comm->active->id, comm->timeout_ms);
 			kcoll_comm_fail(comm, -ETIMEDOUT);
 		} else {
 			mod_delayed_work(kcoll_wq_get(), &comm->timeout_work,
@@ -425,7 +425,7 @@ static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
 {
 	memset(ss, 0, sizeof(*ss));
 	if (!r->port || r->port > 65535) {
-		pr_info("rank %u: port %u out of range 1..65535\n", i, r->port);
+		kcoll_info_rl("rank %u: port %u out of range 1..65535\n", i, r->port);
 		return -EINVAL;
 	}
 	if (r->family == KCOLL_AF_INET) {
@@ -444,14 +444,15 @@ static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
 		memcpy(&sin6->sin6_addr, r->addr, 16);
 		return 0;
 	}
-	pr_info("rank %u: address family %u, expected %u (IPv4) or %u (IPv6)\n",
-		i, r->family, KCOLL_AF_INET, KCOLL_AF_INET6);
+	kcoll_info_rl("rank %u: address family %u, expected %u (IPv4) or %u (IPv6)\n",
+		      i, r->family, KCOLL_AF_INET, KCOLL_AF_INET6);
 	return -EINVAL;
 }
 
 static int kcoll_comm_topo(struct kcoll_comm *comm)
 {
 	char err[128] = "";
+	const char *msg;
 	u32 *labels;
 	u32 i;
 	int ret;
@@ -465,8 +466,10 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 	}
 	ret = kc_topo_init(&comm->topo, comm->nranks, labels, labels + comm->nranks,
 			   err, sizeof(err));
-	if (ret)
-		pr_info("rank table: %s\n", err[0] ? err : "invalid topology");
+	if (ret) {
+		msg = err[0] ? err : "invalid topology";
+		kcoll_info_rl("rank table: %*pE\n", (int)strlen(msg), msg);
+	}
 	kvfree(labels);
 	return ret;
 }
@@ -533,12 +536,11 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	      kcoll_check_timeout(comm->connect_timeout_ms);
 	if (ret)
 		goto err_free;
+	/* The string is the caller's: never echoed (kcoll_algo_parse() says where). */
 	if (algo) {
 		ret = kcoll_algo_parse(algo, &comm->sel);
-		if (ret) {
-			pr_info("HCCL_ALGO string \"%s\" is not valid\n", algo);
+		if (ret)
 			goto err_free;
-		}
 	}
 
 	comm->addrs = kvcalloc(comm->nranks, sizeof(*comm->addrs), GFP_KERNEL);
