@@ -23,7 +23,7 @@ int kcoll_algo_parse(const char *str, struct kcoll_algo_sel *sel)
 	u32 op;
 	int ret;
 
-	conf = kzalloc(sizeof(*conf), GFP_KERNEL);
+	conf = kzalloc(sizeof(*conf), GFP_KERNEL_ACCOUNT);
 	if (!conf)
 		return -ENOMEM;
 	ret = kc_cfg_parse(str, conf, err, sizeof(err));

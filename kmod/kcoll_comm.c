@@ -22,9 +22,15 @@
  * peer's connection is drained (lost_work), and then each operation asks
  * its executor whether it still needs that peer; only one that does fails,
  * with -ECONNRESET.  New submissions are refused from the disconnect on.
+ *
+ * What a communicator holds is charged to its creator: its worst case to
+ * the owner's user_max_bytes at creation, every allocation to the
+ * creator's memory cgroup, also from the kernel threads that start
+ * operations or set up connections (kcoll_guard.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
@@ -141,6 +147,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 		.op_seq = op->seq,
 	};
 	void *bufs[KC_BUF_COUNT] = {};
+	struct mem_cgroup *old_memcg;
 	u32 i;
 	int ret;
 
@@ -149,7 +156,10 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 			bufs[i] = (u8 *)op->mr[i]->vaddr + op->mroff[i];
 	comm->active = op;
 	op->start_ns = ktime_get_ns();
+	/* Maybe from completion work: charge the creator, not the kworker. */
+	old_memcg = kcoll_memcg_enter(comm);
 	ret = kc_exec_init(&op->ex, op->plan, bufs, &cfg, &kcoll_xport_ops, op);
+	kcoll_memcg_exit(old_memcg);
 	if (ret) {
 		kcoll_comm_fail(comm, ret);
 		return;
@@ -457,7 +467,7 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 	u32 i;
 	int ret;
 
-	labels = kvcalloc(2 * comm->nranks, sizeof(*labels), GFP_KERNEL);
+	labels = kvcalloc(2 * comm->nranks, sizeof(*labels), GFP_KERNEL_ACCOUNT);
 	if (!labels)
 		return -ENOMEM;
 	for (i = 0; i < comm->nranks; i++) {
@@ -476,6 +486,7 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 
 static void kcoll_comm_free(struct kcoll_comm *comm)
 {
+	kcoll_comm_uncharge(comm);
 	if (comm->topo.server_of)
 		kc_topo_free(&comm->topo);
 	if (comm->efd)
@@ -498,8 +509,8 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	u32 i;
 	int ret;
 
-	comm = kzalloc(sizeof(*comm), GFP_KERNEL);
-	tun = kzalloc(sizeof(*tun), GFP_KERNEL);
+	comm = kzalloc(sizeof(*comm), GFP_KERNEL_ACCOUNT);
+	tun = kzalloc(sizeof(*tun), GFP_KERNEL_ACCOUNT);
 	if (!comm || !tun) {
 		kfree(comm);
 		kfree(tun);
@@ -531,6 +542,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	kcoll_tunables_model(tun, &comm->model);
 	comm->model.window = comm->slots;
 	comm->pid = task_tgid_nr(current);
+	comm->uid = current_euid();
 	ret = kcoll_check_chunk(comm->chunk_bytes) ?: kcoll_check_slots(comm->slots) ?:
 	      kcoll_check_timeout(comm->timeout_ms) ?:
 	      kcoll_check_timeout(comm->connect_timeout_ms);
@@ -542,9 +554,13 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 		if (ret)
 			goto err_free;
 	}
+	/* Before anything sized by nranks, slots and chunk_bytes. */
+	ret = kcoll_comm_charge(comm);
+	if (ret)
+		goto err_free;
 
-	comm->addrs = kvcalloc(comm->nranks, sizeof(*comm->addrs), GFP_KERNEL);
-	comm->conns = kvcalloc(comm->nranks, sizeof(*comm->conns), GFP_KERNEL);
+	comm->addrs = kvcalloc(comm->nranks, sizeof(*comm->addrs), GFP_KERNEL_ACCOUNT);
+	comm->conns = kvcalloc(comm->nranks, sizeof(*comm->conns), GFP_KERNEL_ACCOUNT);
 	if (!comm->addrs || !comm->conns) {
 		ret = -ENOMEM;
 		goto err_free;

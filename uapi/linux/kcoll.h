@@ -210,7 +210,9 @@ struct kcoll_rank {
  *
  * Blocks until every peer is connected, at most @connect_timeout_ms.
  * Errors: EBUSY (this file already has a communicator), EINVAL (bad
- * field; the kernel log says which), EBADF (@eventfd), ETIMEDOUT,
+ * field; the kernel log says which), EBADF (@eventfd), ENOMEM (out of
+ * memory, the memory cgroup's limit, or the caller's user would take
+ * more than /sys/class/misc/kcoll/user_max_bytes with it), ETIMEDOUT,
  * EHOSTUNREACH, ECONNREFUSED, EADDRINUSE (@port of @rank taken), EINTR.
  */
 struct kcoll_comm_create {
