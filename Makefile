@@ -540,6 +540,10 @@ $(KCOLL_TESTS:%=%.o): CFLAGS_US += -Wno-missing-prototypes
 $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
+# kcoll_observe asks the generic netlink family with libnl-genl-3.
+$(OBJDIR)/selftests/kcoll/kcoll_observe.o: CFLAGS_US += $(LIBNL_CFLAGS)
+$(OBJDIR)/selftests/kcoll/kcoll_observe: LDFLAGS_US += $(LIBNL_LIBS)
+
 # The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
 # 6.12; default both), each part a run of its own (~10 min per kernel):
 #  - the whole suite on 4 VMs in one boot (bad input, limits, collectives,
