@@ -533,7 +533,8 @@ module-info:
 
 # selftests/kcoll: the module's tests, run inside the virtual cluster
 # (tools/kcoll-vm run -n N --module kcoll.ko -- $(KCOLL_TESTS)).
-KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_connect kcoll_auth kcoll_ioctl kcoll_test \
+KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_account kcoll_observe kcoll_connect kcoll_auth \
+	kcoll_ioctl kcoll_test \
 	kcoll_matrix kcoll_soak kcoll_lifetime
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
@@ -553,6 +554,10 @@ KC_AUTH := $(OBJDIR)/selftests/kcoll/kcoll_auth
 $(KC_AUTH).o: CFLAGS_US += -I$(TOP)/tools $(LIBNL_CFLAGS)
 $(KC_AUTH): $(KC_AUTH).o $(OBJDIR)/tools/collctl_nl.o
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(LIBNL_LIBS) -lrdmacm -libverbs -lcrypto
+
+# kcoll_observe asks the generic netlink family with libnl-genl-3.
+$(OBJDIR)/selftests/kcoll/kcoll_observe.o: CFLAGS_US += $(LIBNL_CFLAGS)
+$(OBJDIR)/selftests/kcoll/kcoll_observe: LDFLAGS_US += $(LIBNL_LIBS)
 
 # The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
 # 6.12; default both), each part a run of its own (~10 min per kernel):

@@ -21,8 +21,10 @@
 #include <linux/eventfd.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/ratelimit.h>
 #include <linux/socket.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -283,6 +285,8 @@ struct kcoll_lastop {
 	char note[KC_PLAN_MAX_NOTE];	/* KCOLL_LASTOP_A_NOTE, with a fallback */
 };
 
+struct mem_cgroup;
+
 struct kcoll_comm {
 	u64 id;
 	struct list_head node;		/* kcoll_comms */
@@ -339,6 +343,10 @@ struct kcoll_comm {
 
 	/* for observers and automatic selection; fixed at creation */
 	pid_t pid;			/* tgid of the creator */
+	kuid_t uid;			/* effective uid of the creator: the owner */
+	/* what it is charged (kcoll_guard.c); fixed at creation */
+	u64 mem_bytes;			/* worst-case footprint against user_max_bytes */
+	struct mem_cgroup *memcg;	/* the creator's, for work done on its behalf */
 	struct kc_cost_model model;	/* sysfs link model for automatic selection */
 };
 
@@ -386,6 +394,42 @@ int kcoll_comm_visit(u64 id, int (*fill)(struct kcoll_comm *comm, void *arg), vo
 /* enum kcoll_comm_state, enum kcoll_peer_state of @peer.  comm->lock held. */
 u32 kcoll_comm_state(const struct kcoll_comm *comm);
 u32 kcoll_peer_state(const struct kcoll_comm *comm, u32 peer);
+
+/* ------------------------------------------------------- sharing a node */
+
+/*
+ * kcoll_guard.c: what keeps one user of a shared node from hurting the
+ * others -- the per-user bound on communicators' kernel memory
+ * (user_max_bytes), the creator's memory cgroup for allocations made
+ * outside its context, and one rate limit for every log message a local
+ * user or a remote peer can cause.
+ */
+u64 kcoll_comm_footprint(u32 nranks, u32 slots, u32 chunk_bytes);
+int kcoll_comm_charge(struct kcoll_comm *comm);
+void kcoll_comm_uncharge(struct kcoll_comm *comm);
+struct mem_cgroup *kcoll_memcg_enter(struct kcoll_comm *comm);
+void kcoll_memcg_exit(struct mem_cgroup *old);
+
+/* kcoll_sysfs.c: user_max_bytes, 0 for no limit. */
+u64 kcoll_user_max_bytes(void);
+
+/*
+ * Messages about what a local user or a remote peer did go through one
+ * shared rate limit, so that no mix of causes floods the log; text that
+ * came from them is escaped (%*pE) or not printed at all: the errno tells
+ * the caller.  Every line starts with "kcoll: " (pr_fmt).
+ */
+extern struct ratelimit_state kcoll_user_rs;
+#define kcoll_info_rl(fmt, ...)						\
+	do {								\
+		if (__ratelimit(&kcoll_user_rs))			\
+			pr_info(fmt, ##__VA_ARGS__);			\
+	} while (0)
+#define kcoll_warn_rl(fmt, ...)						\
+	do {								\
+		if (__ratelimit(&kcoll_user_rs))			\
+			pr_warn(fmt, ##__VA_ARGS__);			\
+	} while (0)
 
 /* ------------------------------------------------------ generic netlink */
 

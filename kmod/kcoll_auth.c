@@ -134,12 +134,12 @@ bool kcoll_auth_addr_ok(const struct kcoll_comm *comm, u32 peer, const struct so
 
 /*
  * A connection claiming rank @peer was refused: count it (collctl show)
- * and say so, rate-limited since a remote peer triggers it.
+ * and say so, under the module's one rate limit: a remote peer triggers it.
  */
 void kcoll_auth_refused(struct kcoll_comm *comm, u32 peer, const struct sockaddr *from,
 			const char *why)
 {
 	atomic64_inc(&comm->refused);
-	pr_warn_ratelimited("comm %llu: refused a connection claiming rank %u from %pISc: %s\n",
-			    comm->id, peer, from, why);
+	kcoll_warn_rl("comm %llu: refused a connection claiming rank %u from %pISc: %s\n",
+		      comm->id, peer, from, why);
 }

@@ -22,9 +22,15 @@
  * peer's connection is drained (lost_work), and then each operation asks
  * its executor whether it still needs that peer; only one that does fails,
  * with -ECONNRESET.  New submissions are refused from the disconnect on.
+ *
+ * What a communicator holds is charged to its creator: its worst case to
+ * the owner's user_max_bytes at creation, every allocation to the
+ * creator's memory cgroup, also from the kernel threads that start
+ * operations or set up connections (kcoll_guard.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
@@ -155,6 +161,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 		.op_seq = op->seq,
 	};
 	void *bufs[KC_BUF_COUNT] = {};
+	struct mem_cgroup *old_memcg;
 	u32 i;
 	int ret;
 
@@ -163,7 +170,10 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 			bufs[i] = (u8 *)op->mr[i]->vaddr + op->mroff[i];
 	comm->active = op;
 	op->start_ns = ktime_get_ns();
+	/* Maybe from completion work: charge the creator, not the kworker. */
+	old_memcg = kcoll_memcg_enter(comm);
 	ret = kc_exec_init(&op->ex, op->plan, bufs, &cfg, &kcoll_xport_ops, op);
+	kcoll_memcg_exit(old_memcg);
 	if (ret) {
 		kcoll_comm_fail(comm, ret);
 		return;
@@ -325,8 +335,8 @@ static void kcoll_comm_timeout_work(struct work_struct *work)
 		u64 age_ms = (ktime_get_ns() - comm->active->start_ns) / NSEC_PER_MSEC;
 
 		if (age_ms >= comm->timeout_ms) {
-			pr_info("comm %llu: op %llu timed out after %u ms\n", comm->id,
-				comm->active->id, comm->timeout_ms);
+			kcoll_info_rl("comm %llu: op %llu timed out after %u ms\n", comm->id,
+				      comm->active->id, comm->timeout_ms);
 			kcoll_comm_fail(comm, -ETIMEDOUT);
 		} else {
 			mod_delayed_work(kcoll_wq_get(), &comm->timeout_work,
@@ -491,7 +501,7 @@ static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
 {
 	memset(ss, 0, sizeof(*ss));
 	if (!r->port || r->port > 65535) {
-		pr_info("rank %u: port %u out of range 1..65535\n", i, r->port);
+		kcoll_info_rl("rank %u: port %u out of range 1..65535\n", i, r->port);
 		return -EINVAL;
 	}
 	if (r->family == KCOLL_AF_INET) {
@@ -510,19 +520,20 @@ static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
 		memcpy(&sin6->sin6_addr, r->addr, 16);
 		return 0;
 	}
-	pr_info("rank %u: address family %u, expected %u (IPv4) or %u (IPv6)\n",
-		i, r->family, KCOLL_AF_INET, KCOLL_AF_INET6);
+	kcoll_info_rl("rank %u: address family %u, expected %u (IPv4) or %u (IPv6)\n",
+		      i, r->family, KCOLL_AF_INET, KCOLL_AF_INET6);
 	return -EINVAL;
 }
 
 static int kcoll_comm_topo(struct kcoll_comm *comm)
 {
 	char err[128] = "";
+	const char *msg;
 	u32 *labels;
 	u32 i;
 	int ret;
 
-	labels = kvcalloc(2 * comm->nranks, sizeof(*labels), GFP_KERNEL);
+	labels = kvcalloc(2 * comm->nranks, sizeof(*labels), GFP_KERNEL_ACCOUNT);
 	if (!labels)
 		return -ENOMEM;
 	for (i = 0; i < comm->nranks; i++) {
@@ -531,8 +542,10 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 	}
 	ret = kc_topo_init(&comm->topo, comm->nranks, labels, labels + comm->nranks,
 			   err, sizeof(err));
-	if (ret)
-		pr_info("rank table: %s\n", err[0] ? err : "invalid topology");
+	if (ret) {
+		msg = err[0] ? err : "invalid topology";
+		kcoll_info_rl("rank table: %*pE\n", (int)strlen(msg), msg);
+	}
 	kvfree(labels);
 	return ret;
 }
@@ -540,6 +553,7 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 static void kcoll_comm_free(struct kcoll_comm *comm)
 {
 	kcoll_auth_free(comm);
+	kcoll_comm_uncharge(comm);
 	if (comm->topo.server_of)
 		kc_topo_free(&comm->topo);
 	if (comm->efd)
@@ -564,8 +578,8 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	u32 i;
 	int ret;
 
-	comm = kzalloc(sizeof(*comm), GFP_KERNEL);
-	tun = kzalloc(sizeof(*tun), GFP_KERNEL);
+	comm = kzalloc(sizeof(*comm), GFP_KERNEL_ACCOUNT);
+	tun = kzalloc(sizeof(*tun), GFP_KERNEL_ACCOUNT);
 	if (!comm || !tun) {
 		kfree(comm);
 		kfree(tun);
@@ -598,21 +612,25 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	kcoll_tunables_model(tun, &comm->model);
 	comm->model.window = comm->slots;
 	comm->pid = task_tgid_nr(current);
+	comm->uid = current_euid();
 	ret = kcoll_check_chunk(comm->chunk_bytes) ?: kcoll_check_slots(comm->slots) ?:
 	      kcoll_check_timeout(comm->timeout_ms) ?:
 	      kcoll_check_timeout(comm->connect_timeout_ms);
 	if (ret)
 		goto err_free;
+	/* The string is the caller's: never echoed (kcoll_algo_parse() says where). */
 	if (algo) {
 		ret = kcoll_algo_parse(algo, &comm->sel);
-		if (ret) {
-			pr_info("HCCL_ALGO string \"%s\" is not valid\n", algo);
+		if (ret)
 			goto err_free;
-		}
 	}
+	/* Before anything sized by nranks, slots and chunk_bytes. */
+	ret = kcoll_comm_charge(comm);
+	if (ret)
+		goto err_free;
 
-	comm->addrs = kvcalloc(comm->nranks, sizeof(*comm->addrs), GFP_KERNEL);
-	comm->conns = kvcalloc(comm->nranks, sizeof(*comm->conns), GFP_KERNEL);
+	comm->addrs = kvcalloc(comm->nranks, sizeof(*comm->addrs), GFP_KERNEL_ACCOUNT);
+	comm->conns = kvcalloc(comm->nranks, sizeof(*comm->conns), GFP_KERNEL_ACCOUNT);
 	if (!comm->addrs || !comm->conns) {
 		ret = -ENOMEM;
 		goto err_free;

@@ -162,16 +162,16 @@ static int kcoll_ranks_check(const struct kcoll_rank *r, u32 n)
 
 	for (i = 0; i < n; i++) {
 		if (!kcoll_rank_addr_ok(&r[i])) {
-			pr_info("rank %u: address %*phN is not a unicast address\n", i,
-				16, r[i].addr);
+			kcoll_info_rl("rank %u: address %*phN is not a unicast address\n", i,
+				      16, r[i].addr);
 			return -EINVAL;
 		}
 		/* Rank tables are small (a few thousand ranks at most). */
 		for (j = 0; j < i; j++) {
 			if (r[j].family == r[i].family && r[j].port == r[i].port &&
 			    !memcmp(r[j].addr, r[i].addr, sizeof(r[i].addr))) {
-				pr_info("ranks %u and %u have the same address and port\n",
-					j, i);
+				kcoll_info_rl("ranks %u and %u have the same address and port\n",
+					      j, i);
 				return -EINVAL;
 			}
 		}

@@ -12,10 +12,19 @@
  *
  * Messages are built under the communicator's lock (kcoll_comm_visit*),
  * so every counter in one message belongs to the same instant.
+ *
+ * Who sees what, as ss and /proc show other users' sockets and processes:
+ * a requester sees the communicators its user created (the owner is the
+ * creator's effective uid, the requester the user that opened the netlink
+ * socket); other users' need CAP_NET_ADMIN.  A GET of someone else's
+ * communicator is ENOENT, as for one that does not exist.  The events
+ * group tells about every user's communicators: joining it needs
+ * CAP_NET_ADMIN (GENL_MCAST_CAP_NET_ADMIN).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/build_bug.h>
+#include <linux/capability.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <net/genetlink.h>
@@ -32,8 +41,20 @@ static const struct nla_policy kcoll_genl_policy[KCOLL_A_MAX + 1] = {
 	[KCOLL_A_COMM_ID] = { .type = NLA_U64 },
 };
 
+/*
+ * genetlink checks the flag when a socket joins (Linux 6.7 and the stable
+ * series it was backported to; Debian's 6.1 and 6.12 have it).  Without
+ * it every user would get every user's events: do not build.
+ */
+#ifndef GENL_MCAST_CAP_NET_ADMIN
+#error "kcoll needs GENL_MCAST_CAP_NET_ADMIN (Linux 6.7 or a stable backport)"
+#endif
+
 static const struct genl_multicast_group kcoll_genl_mcgrps[] = {
-	[KCOLL_GENL_MCGRP_EVENTS_ID] = { .name = KCOLL_GENL_MCGRP_EVENTS },
+	[KCOLL_GENL_MCGRP_EVENTS_ID] = {
+		.name = KCOLL_GENL_MCGRP_EVENTS,
+		.flags = GENL_MCAST_CAP_NET_ADMIN,
+	},
 };
 
 static struct genl_family kcoll_genl_family;
@@ -45,9 +66,24 @@ struct kcoll_genl_msg {
 	u32 seq;
 	int flags;
 	bool peers;		/* include KCOLL_A_COMM_PEERS */
+	kuid_t uid;		/* the requester: sees its own communicators */
+	bool all;		/* CAP_NET_ADMIN: sees every user's */
+	u32 nranks;		/* kcoll_genl_get_size() */
 };
 
 static_assert(KC_PLAN_MAX_NOTE <= KCOLL_GENL_NOTE_MAX);
+
+/* Who asks, from the request: the user that opened the socket, and its capability. */
+static void kcoll_genl_requester(struct kcoll_genl_msg *m, struct sk_buff *request)
+{
+	m->uid = NETLINK_CB(request).sk->sk_uid;
+	m->all = netlink_net_capable(request, CAP_NET_ADMIN);
+}
+
+static bool kcoll_genl_visible(const struct kcoll_genl_msg *m, const struct kcoll_comm *comm)
+{
+	return m->all || uid_eq(m->uid, comm->uid);
+}
 
 static int kcoll_genl_put_lastop(struct sk_buff *skb, int type, const struct kcoll_lastop *l)
 {
@@ -204,6 +240,9 @@ static int kcoll_genl_fill_comm(struct kcoll_comm *comm, void *arg)
 	struct sk_buff *skb = m->skb;
 	void *hdr;
 
+	/* Someone else's: left out of a dump, ENOENT for a GET (already checked). */
+	if (!kcoll_genl_visible(m, comm))
+		return m->flags & NLM_F_MULTI ? 0 : -ENOENT;
 	hdr = genlmsg_put(skb, m->portid, m->seq, &kcoll_genl_family, m->flags,
 			  KCOLL_CMD_COMM_GET);
 	if (!hdr)
@@ -234,7 +273,11 @@ static size_t kcoll_genl_comm_size(u32 nranks)
 
 static int kcoll_genl_get_size(struct kcoll_comm *comm, void *arg)
 {
-	*(u32 *)arg = comm->nranks;
+	struct kcoll_genl_msg *m = arg;
+
+	if (!kcoll_genl_visible(m, comm))
+		return -ENOENT;
+	m->nranks = comm->nranks;
 	return 0;
 }
 
@@ -243,7 +286,6 @@ static int kcoll_genl_get_doit(struct sk_buff *skb, struct genl_info *info)
 	struct kcoll_genl_msg m = {
 		.portid = info->snd_portid, .seq = info->snd_seq, .peers = true,
 	};
-	u32 nranks = 0;
 	u64 id;
 	int ret;
 
@@ -251,12 +293,13 @@ static int kcoll_genl_get_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "KCOLL_A_COMM_ID missing (or dump all)");
 		return -EINVAL;
 	}
+	kcoll_genl_requester(&m, skb);
 	id = nla_get_u64(info->attrs[KCOLL_A_COMM_ID]);
 	/* Size first: the communicator may go meanwhile, then ENOENT. */
-	ret = kcoll_comm_visit(id, kcoll_genl_get_size, &nranks);
+	ret = kcoll_comm_visit(id, kcoll_genl_get_size, &m);
 	if (ret)
 		goto noent;
-	m.skb = genlmsg_new(kcoll_genl_comm_size(nranks), GFP_KERNEL);
+	m.skb = genlmsg_new(kcoll_genl_comm_size(m.nranks), GFP_KERNEL);
 	if (!m.skb)
 		return -ENOMEM;
 	ret = kcoll_comm_visit(id, kcoll_genl_fill_comm, &m);
@@ -282,6 +325,8 @@ static int kcoll_genl_get_dumpit(struct sk_buff *skb, struct netlink_callback *c
 	u64 after = cb->args[0];
 	int ret;
 
+	/* Every part of the dump: the request's socket does not change. */
+	kcoll_genl_requester(&m, cb->skb);
 	for (;;) {
 		ret = kcoll_comm_visit_next(&after, kcoll_genl_fill_comm, &m);
 		if (ret == -EMSGSIZE && !skb->len && m.peers) {

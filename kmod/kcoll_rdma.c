@@ -25,6 +25,10 @@
  * Tear-down (process context, comm->conn_lock) follows the order the core
  * requires: rdma_disconnect, ib_drain_qp, rdma_destroy_qp, ib_cq_pool_put,
  * rdma_destroy_id, free the slots.
+ *
+ * Whoever reaches a listener's port can send it requests, and every user
+ * can make connections fail: what that logs is rate-limited
+ * (kcoll_info_rl()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -189,9 +193,9 @@ static int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev)
 
 	if (need <= have)
 		return 0;
-	pr_err("comm %llu: chunk_bytes %u needs %u SGEs per send, device %s takes %u: use at most %lu\n",
-	       comm->id, comm->chunk_bytes, need, dev_name(&dev->dev), have,
-	       (have - 1) * PAGE_SIZE);
+	kcoll_info_rl("comm %llu: chunk_bytes %u needs %u send SGEs, %s takes %u: at most %lu\n",
+		      comm->id, comm->chunk_bytes, need, dev_name(&dev->dev), have,
+		      (have - 1) * PAGE_SIZE);
 	return -EINVAL;
 }
 
@@ -619,8 +623,8 @@ int kcoll_listen(struct kcoll_comm *comm)
 	}
 	ret = rdma_bind_addr(id, (struct sockaddr *)&comm->addrs[comm->rank]);
 	if (ret) {
-		pr_info("comm %llu: cannot bind rank %u's address and port: %d\n",
-			comm->id, comm->rank, ret);
+		kcoll_info_rl("comm %llu: cannot bind rank %u's address and port: %d\n",
+			      comm->id, comm->rank, ret);
 		goto err;
 	}
 	/* Bound to one address, the id knows its device: check it now. */
@@ -955,8 +959,8 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 		comm->conns[i].active = true;
 		ret = kcoll_conn_connect(&comm->conns[i], deadline);
 		if (ret) {
-			pr_info("comm %llu: rank %u cannot connect to rank %u: %d\n",
-				comm->id, comm->rank, i, ret);
+			kcoll_info_rl("comm %llu: rank %u cannot connect to rank %u: %d\n",
+				      comm->id, comm->rank, i, ret);
 			return ret;
 		}
 	}
@@ -970,8 +974,10 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 			return -EINTR;
 		ret = kcoll_comm_broken(comm);
 		if (ret) {
-			pr_info("comm %llu: rank %u: a peer left during set-up: %d\n",
-				comm->id, comm->rank, ret);
+			/* Cancelled by the owner (ECANCELED) is not news. */
+			if (ret != -ECANCELED)
+				kcoll_info_rl("comm %llu: rank %u: a peer left during set-up: %d\n",
+					      comm->id, comm->rank, ret);
 			return ret;
 		}
 		if (kcoll_passive_up(comm))
@@ -983,7 +989,7 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 	for (i = comm->rank + 1; i < comm->nranks; i++)
 		if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
 			break;
-	pr_info("comm %llu: rank %u: no connection from rank %u in %u ms\n",
-		comm->id, comm->rank, i, comm->connect_timeout_ms);
+	kcoll_info_rl("comm %llu: rank %u: no connection from rank %u in %u ms\n",
+		      comm->id, comm->rank, i, comm->connect_timeout_ms);
 	return -ETIMEDOUT;
 }

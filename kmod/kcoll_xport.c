@@ -33,17 +33,24 @@
 static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 
+/*
+ * The slots and descriptors of a connection: kcoll_comm_footprint() counts
+ * exactly these.  Called from rdma_cm handlers (a kernel thread), so the
+ * charge goes to the communicator's creator explicitly.
+ */
 int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
 	struct ib_device *ibdev = conn->kdev->ibdev;
+	struct mem_cgroup *old_memcg;
 	u32 i;
 
+	old_memcg = kcoll_memcg_enter(comm);
 	conn->nrx = 2 * comm->slots;
 	conn->ntx = 4 * comm->slots;
-	conn->rx = kcalloc(conn->nrx, sizeof(*conn->rx), GFP_KERNEL);
-	conn->tx = kcalloc(conn->ntx, sizeof(*conn->tx), GFP_KERNEL);
-	conn->early = kcalloc(conn->nrx, sizeof(*conn->early), GFP_KERNEL);
+	conn->rx = kcalloc(conn->nrx, sizeof(*conn->rx), GFP_KERNEL_ACCOUNT);
+	conn->tx = kcalloc(conn->ntx, sizeof(*conn->tx), GFP_KERNEL_ACCOUNT);
+	conn->early = kcalloc(conn->nrx, sizeof(*conn->early), GFP_KERNEL_ACCOUNT);
 	if (!conn->rx || !conn->tx || !conn->early)
 		goto err;
 	INIT_LIST_HEAD(&conn->tx_free);
@@ -58,7 +65,7 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 
 		rx->conn = conn;
 		rx->cqe.done = kcoll_rx_done;
-		rx->buf = kmalloc(comm->chunk_bytes, GFP_KERNEL | __GFP_NOWARN);
+		rx->buf = kmalloc(comm->chunk_bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!rx->buf)
 			goto err;
 		rx->dma = ib_dma_map_single(ibdev, rx->buf, comm->chunk_bytes,
@@ -72,7 +79,7 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 	conn->early_head = 0;
 	conn->early_n = 0;
 	if (conn->active && comm->auth_tfm) {
-		conn->proof = kzalloc(sizeof(*conn->proof), GFP_KERNEL);
+		conn->proof = kzalloc(sizeof(*conn->proof), GFP_KERNEL_ACCOUNT);
 		if (!conn->proof)
 			goto err;
 		conn->proof_dma = ib_dma_map_single(ibdev, conn->proof, sizeof(*conn->proof),
@@ -83,9 +90,11 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 			goto err;
 		}
 	}
+	kcoll_memcg_exit(old_memcg);
 	return 0;
 
 err:
+	kcoll_memcg_exit(old_memcg);
 	kcoll_conn_free_queues(conn);
 	return -ENOMEM;
 }

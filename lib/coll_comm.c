@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -152,6 +153,42 @@ static int coll_rank_to_kcoll(const struct coll_rank_desc *d, uint32_t i, struct
 	return 0;
 }
 
+/* The module's per-user bound, as text for a message ("?" when unreadable). */
+static void coll_user_max(char *buf, size_t len)
+{
+	FILE *f = fopen(COLL_SYSFS "user_max_bytes", "r");
+	unsigned long long v;
+
+	if (f && fscanf(f, "%llu", &v) == 1)
+		snprintf(buf, len, "%llu", v);
+	else
+		snprintf(buf, len, "?");
+	if (f)
+		fclose(f);
+}
+
+/*
+ * ENOMEM from COMM_CREATE: almost always the receive slots, counted
+ * against user_max_bytes (or the memory cgroup's limit).
+ */
+static int coll_create_enomem(int ret, uint32_t rank, uint32_t nranks,
+			      const struct kcoll_comm_create *cc, const struct kcoll_info *info)
+{
+	unsigned long long slots = cc->slots ? cc->slots : info->slots;
+	unsigned long long chunk = cc->chunk_bytes ? cc->chunk_bytes : info->chunk_bytes;
+	double mib = (double)(nranks - 1) * 2 * (double)slots * (double)chunk / (1 << 20);
+	char limit[32];
+
+	coll_user_max(limit, sizeof(limit));
+	return coll_seterr(ret, "creating the communicator (rank %u of %u) failed: out of kernel "
+			   "memory: its receive slots take %.1f MiB ((ranks - 1) x 2 x %llu slots "
+			   "x %llu bytes), over what one user's communicators may take together "
+			   "on this node (" COLL_SYSFS "user_max_bytes = %s), or over the memory "
+			   "cgroup's limit; use fewer slots or smaller chunks, or ask the "
+			   "administrator to raise user_max_bytes", rank, nranks, mib, slots, chunk,
+			   limit);
+}
+
 /* The caller's options as this libcoll knows them, missing fields zero. */
 static void coll_opts_copy(const struct coll_comm_opts *opts, struct coll_comm_opts *o)
 {
@@ -288,8 +325,11 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 	}
 	ret = coll_ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
 	if (ret) {
-		coll_create_error(ret, ranks, rank, nranks, cc.algo ? algo : NULL, from,
-				  secret_len ? secret_from : NULL);
+		if (ret == -ENOMEM)
+			coll_create_enomem(ret, rank, nranks, &cc, &info);
+		else
+			coll_create_error(ret, ranks, rank, nranks, cc.algo ? algo : NULL, from,
+					  secret_len ? secret_from : NULL);
 		free(c);
 		goto out_efd;
 	}

@@ -87,8 +87,9 @@ const char *coll_strerror(int err)
 	case EOPNOTSUPP:
 		return "the configured algorithm cannot run this operation";
 	case ENOMEM:
-		return "out of memory, or over RLIMIT_MEMLOCK for pinned buffers "
-		       "(raise it with ulimit -l; a limit of 0 pins nothing)";
+		return "out of memory, over RLIMIT_MEMLOCK for pinned buffers "
+		       "(raise it with ulimit -l; a limit of 0 pins nothing), or over the "
+		       "module's user_max_bytes for communicators";
 	case EAGAIN:
 		return "too many operations in flight: complete some with coll_wait first";
 	case ERANGE:

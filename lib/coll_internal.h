@@ -10,6 +10,7 @@
 #include "uapi/linux/kcoll.h"
 
 #define COLL_DEVICE	"/dev/kcoll"
+#define COLL_SYSFS	"/sys/class/misc/kcoll/"
 
 /* Not exported from libcoll.so (the static archive still links them). */
 #define COLL_HIDDEN	__attribute__((visibility("hidden")))

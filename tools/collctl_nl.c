@@ -448,6 +448,15 @@ int cc_nl_monitor(struct cc_nl *nl, int (*fn)(const struct cc_event *ev, void *a
 		return -ENOENT;
 	}
 	ret = nl_socket_add_membership(nl->sk, grp);
+	if (ret == -NLE_PERM) {
+		/* The module lets only CAP_NET_ADMIN join (GENL_MCAST_CAP_NET_ADMIN). */
+		if (err && errlen)
+			snprintf(err, errlen, "not allowed to join the '%s' group: its events "
+				 "are about every user's communicators, so it needs CAP_NET_ADMIN "
+				 "(run collctl monitor as root); 'collctl show' lists your own",
+				 KCOLL_GENL_MCGRP_EVENTS);
+		return -EPERM;
+	}
 	if (ret) {
 		if (err && errlen)
 			snprintf(err, errlen, "cannot join the '%s' group: %s",

@@ -260,7 +260,9 @@ struct kcoll_rank {
  * set-up), EINTR (a signal; after a handler with SA_RESTART the
  * creation starts over by itself), ECANCELED (KCOLL_IOC_ABORT or close()
  * during the creation), EKEYREJECTED (whoever listens at a rank's address
- * cannot prove the secret), EFAULT (@secret unreadable), ENOMEM.
+ * cannot prove the secret), EFAULT (@secret unreadable), ENOMEM (out of
+ * memory, the memory cgroup's limit, or the caller's user would take more
+ * than /sys/class/misc/kcoll/user_max_bytes with it).
  */
 struct kcoll_comm_create {
 	__u32 size;

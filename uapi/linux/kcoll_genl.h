@@ -10,6 +10,14 @@
  * those of <linux/kcoll.h>.  The family is in the initial network
  * namespace only.
  *
+ * Who sees what: a requester sees the communicators created by its user
+ * (the effective uid of the creating process against the user that
+ * opened the netlink socket); every user's need CAP_NET_ADMIN, as other
+ * users' sockets and processes do for ss and /proc.  Another user's
+ * communicator is not in a dump and a request for it is ENOENT, as for
+ * one that does not exist.  The "events" group carries every user's
+ * events: joining it needs CAP_NET_ADMIN (EPERM otherwise).
+ *
  * This header may include <linux/types.h> only.
  */
 #ifndef _UAPI_LINUX_KCOLL_GENL_H
@@ -30,9 +38,11 @@
 /**
  * enum kcoll_genl_cmd - commands and notifications
  * @KCOLL_CMD_UNSPEC: unused
- * @KCOLL_CMD_COMM_GET: request: with NLM_F_DUMP every communicator, else
- *	the one KCOLL_A_COMM_ID names (ENOENT if none); reply: one message
- *	per communicator with every KCOLL_A_COMM_* attribute
+ * @KCOLL_CMD_COMM_GET: request: with NLM_F_DUMP every communicator the
+ *	requester may see, else the one KCOLL_A_COMM_ID names (ENOENT if
+ *	none, or if it is another user's and the requester lacks
+ *	CAP_NET_ADMIN); reply: one message per communicator with every
+ *	KCOLL_A_COMM_* attribute
  * @KCOLL_CMD_EVENT_COMM_NEW: notification: a communicator is connected
  *	and ready (KCOLL_A_COMM_ID, _PID, _RANK, _NRANKS)
  * @KCOLL_CMD_EVENT_COMM_DEL: notification: a communicator is being
