@@ -60,7 +60,8 @@ static DEFINE_MUTEX(kcoll_users_lock);
  *     + nranks * per-rank + the communicator itself
  *
  * Per peer: 2 * slots receive slots (kcoll_xport.c), their descriptors,
- * the early-message FIFO and 4 * slots send descriptors.  Per rank: its
+ * the early-message FIFO, 4 * slots send descriptors and, with a secret,
+ * the proof the connecting side sends (kcoll_auth.c).  Per rank: its
  * entry of the rank table, its address, its connection and its
  * topology labels.  Operations are not in it: their plans, executors and
  * scratch memory come and go with them (charged to the memory cgroup
@@ -76,7 +77,8 @@ u64 kcoll_comm_footprint(u32 nranks, u32 slots, u32 chunk_bytes)
 	per_peer = nrx * kmalloc_size_roundup(chunk_bytes) +
 		   kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx)) +
 		   kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx *)) +
-		   kmalloc_size_roundup(ntx * sizeof(struct kcoll_tx));
+		   kmalloc_size_roundup(ntx * sizeof(struct kcoll_tx)) +
+		   kmalloc_size_roundup(sizeof(struct kcoll_auth_msg));
 	per_rank = sizeof(struct kcoll_rank) + sizeof(struct sockaddr_storage) +
 		   sizeof(struct kcoll_conn) + 4 * sizeof(u32);
 	return kmalloc_size_roundup(sizeof(struct kcoll_comm)) + (u64)nranks * per_rank +
