@@ -63,7 +63,7 @@ uint64_t fz_int(struct fz_rng *r, unsigned int bytes);
 /* One of @n values. */
 uint64_t fz_pick(struct fz_rng *r, const uint64_t *v, size_t n);
 #define FZ_PICK(r, ...) ({						\
-	static const uint64_t __v[] = { __VA_ARGS__ };			\
+	const uint64_t __v[] = { __VA_ARGS__ };				\
 	fz_pick(r, __v, sizeof(__v) / sizeof(__v[0]));			\
 })
 
@@ -251,6 +251,7 @@ struct fz_thread {
 	struct fz_rng rng;
 	uint8_t *arr;		/* arrays part of the argument area */
 	uint8_t *st;		/* struct part */
+	uint8_t *cur;		/* where the struct being built goes */
 	uint64_t seq;		/* number of the current call */
 };
 
@@ -288,6 +289,12 @@ void fz_emit(struct fz_thread *t, struct fz_call *c, const struct fz_cmd *cmd,
 	     const void *valid, unsigned int mutate_pm);
 uint64_t fz_field_value(struct fz_thread *t, const struct fz_cmd *cmd,
 			const struct fz_field *f, int slot, int nranks);
+uint64_t fz_get(const struct fz_call *c, const struct fz_thread *t, uint32_t off, uint32_t len);
+bool fz_set(struct fz_call *c, const struct fz_thread *t, uint32_t off, uint32_t len, uint64_t v);
+#define FZ_GET(c, t, st, f) \
+	fz_get(c, t, offsetof(struct st, f), sizeof(((struct st *)0)->f))
+#define FZ_SET(c, t, st, f, v) \
+	fz_set(c, t, offsetof(struct st, f), sizeof(((struct st *)0)->f), v)
 
 /* kcoll_fuzz_build.c */
 void fz_build(struct fz_thread *t, struct fz_call *c, unsigned int bucket);

@@ -21,7 +21,7 @@
 
 #include "uapi/linux/kcoll.h"
 
-/* What a field holds: how kcoll_fuzz mutates it (see fz_mutate_field()). */
+/* What a field holds: how kcoll_fuzz mutates it (see fz_field_value()). */
 enum fz_kind {
 	FZ_SIZE,	/* the leading size; chosen by the size logic */
 	FZ_FLAGS,	/* zero, the command's valid bits, any other bit */
@@ -161,23 +161,24 @@ struct fz_cmd {
 	const struct fz_field *fields;
 	unsigned int nfields;
 	uint32_t flags;		/* valid flag bits */
+	size_t esize;		/* element size an FZ_ESIZE field describes */
 };
 
-#define FZ_CMD(n, c, st, f, fl) \
-	{ n, c, sizeof(struct st), f, sizeof(f) / sizeof(f[0]), fl }
+#define FZ_CMD(n, c, st, f, fl, es) \
+	{ n, c, sizeof(struct st), f, sizeof(f) / sizeof(f[0]), fl, es }
 
 static const struct fz_cmd fz_cmds[FZ_NCMDS] = {
-	[FZ_INFO] = FZ_CMD("info", KCOLL_IOC_INFO, kcoll_info, fz_info_fields, 0),
+	[FZ_INFO] = FZ_CMD("info", KCOLL_IOC_INFO, kcoll_info, fz_info_fields, 0, 0),
 	[FZ_CREATE] = FZ_CMD("comm_create", KCOLL_IOC_COMM_CREATE, kcoll_comm_create,
-			     fz_create_fields, 0),
+			     fz_create_fields, 0, sizeof(struct kcoll_rank)),
 	[FZ_REG] = FZ_CMD("mem_reg", KCOLL_IOC_MEM_REG, kcoll_mem_reg, fz_reg_fields,
-			  FZ_REG_FLAGS),
+			  FZ_REG_FLAGS, 0),
 	[FZ_DEREG] = FZ_CMD("mem_dereg", KCOLL_IOC_MEM_DEREG, kcoll_mem_dereg, fz_dereg_fields,
-			    0),
-	[FZ_SUBMIT] = FZ_CMD("submit", KCOLL_IOC_SUBMIT, kcoll_submit, fz_submit_fields, 0),
+			    0, 0),
+	[FZ_SUBMIT] = FZ_CMD("submit", KCOLL_IOC_SUBMIT, kcoll_submit, fz_submit_fields, 0, 0),
 	[FZ_REAP] = FZ_CMD("reap", KCOLL_IOC_REAP, kcoll_reap, fz_reap_fields,
-			   KCOLL_REAP_WAIT),
-	[FZ_ABORT] = FZ_CMD("abort", KCOLL_IOC_ABORT, kcoll_abort, fz_abort_fields, 0),
+			   KCOLL_REAP_WAIT, sizeof(struct kcoll_completion)),
+	[FZ_ABORT] = FZ_CMD("abort", KCOLL_IOC_ABORT, kcoll_abort, fz_abort_fields, 0, 0),
 };
 
 #endif /* KCOLL_FUZZ_ABI_H */
