@@ -7,6 +7,7 @@
  *   kcoll_fuzz_mem.c    the memory every pointer comes from, and its chaos
  *   kcoll_fuzz_args.c   argument structs: size, tail, field mutations
  *   kcoll_fuzz_build.c  one builder per command (valid first, then mutated)
+ *   kcoll_fuzz_state.c  files, registrations and descriptors an epoch knows
  *   kcoll_fuzz_exec.c   a thread's loop: calls, statistics, oracles
  *   kcoll_fuzz_act.c    what is not one ioctl: close, dup, fork, pairs
  *   kcoll_fuzz.c        the driver: epochs, progress, kernel log, verdict
@@ -242,7 +243,6 @@ struct fz_epoch {
 	int closedfd;		/* a number known to be closed */
 	unsigned int nthreads;
 	pthread_t tid[FZ_MAX_THREADS];
-	_Atomic int children;	/* forked helpers not yet reaped */
 };
 
 struct fz_thread {
@@ -275,6 +275,7 @@ int fz_slot_fd(struct fz_thread *t, int *slot);
 /* Put @fd into @slot as a file with a communicator of @nranks; closes the old one. */
 void fz_slot_install(struct fz_epoch *ep, int slot, int fd, int nranks, int rank, int pair);
 void fz_handle_add(struct fz_epoch *ep, int slot, uint64_t h, uint64_t len);
+struct fz_handle *fz_handle_lookup(struct fz_epoch *ep, int slot, uint64_t h);
 /* A registration of @slot big enough for @len bytes, or NULL. */
 struct fz_handle *fz_handle_find(struct fz_thread *t, int slot, uint64_t len);
 /* A handle value: valid, another file's, stale, or a boundary value. */
@@ -309,6 +310,5 @@ int fz_epoch_run(struct fz_epoch *ep);
 
 /* kcoll_fuzz_act.c */
 void fz_action(struct fz_thread *t);
-void fz_reap_children(struct fz_epoch *ep, bool wait);
 
 #endif /* KCOLL_FUZZ_H */

@@ -219,10 +219,18 @@ void fz_emit(struct fz_thread *t, struct fz_call *c, const struct fz_cmd *cmd,
 	c->wellformed = !muts && size == cmd->size && c->arg == t->st;
 }
 
+/* Bytes from the struct to the guard page; 0 when it is not in the area. */
+static uint32_t fz_room(const struct fz_call *c, const struct fz_thread *t)
+{
+	if (c->arg < t->st || c->arg >= t->st + FZ_STRUCT_LEN)
+		return 0;
+	return (uint32_t)(t->st + FZ_STRUCT_LEN - c->arg);
+}
+
 /* Read back a field as the kernel will see it (0 beyond the size). */
 uint64_t fz_get(const struct fz_call *c, const struct fz_thread *t, uint32_t off, uint32_t len)
 {
-	uint32_t room = (uint32_t)(t->st + FZ_STRUCT_LEN - c->arg);
+	uint32_t room = fz_room(c, t);
 	uint64_t v = 0;
 
 	if (off + len > c->size || off + len > room)
@@ -234,7 +242,7 @@ uint64_t fz_get(const struct fz_call *c, const struct fz_thread *t, uint32_t off
 /* Write a field the kernel will read; false when the size leaves it out. */
 bool fz_set(struct fz_call *c, const struct fz_thread *t, uint32_t off, uint32_t len, uint64_t v)
 {
-	uint32_t room = (uint32_t)(t->st + FZ_STRUCT_LEN - c->arg);
+	uint32_t room = fz_room(c, t);
 
 	if (off + len > c->size || off + len > room)
 		return false;
