@@ -242,7 +242,8 @@ struct fz_epoch {
 	int nullfd;
 	int closedfd;		/* a number known to be closed */
 	unsigned int nthreads;
-	pthread_t tid[FZ_MAX_THREADS];
+	_Atomic pid_t ktid[FZ_MAX_THREADS];	/* for tgkill(): harmless once gone */
+	pthread_barrier_t go;			/* every thread has its ktid */
 };
 
 struct fz_thread {
