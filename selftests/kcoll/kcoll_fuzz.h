@@ -10,6 +10,7 @@
  *   kcoll_fuzz_state.c  files, registrations and descriptors an epoch knows
  *   kcoll_fuzz_exec.c   a thread's loop: calls, statistics, oracles
  *   kcoll_fuzz_act.c    what is not one ioctl: close, dup, fork, pairs
+ *   kcoll_fuzz_pair.c   two-rank communicators, in threads or processes
  *   kcoll_fuzz.c        the driver: epochs, progress, kernel log, verdict
  *
  * The driver runs the calls in epochs: each epoch is a child process
@@ -301,6 +302,9 @@ bool fz_set(struct fz_call *c, const struct fz_thread *t, uint32_t off, uint32_t
 /* kcoll_fuzz_build.c */
 void fz_build(struct fz_thread *t, struct fz_call *c, unsigned int bucket);
 unsigned int fz_pick_bucket(struct fz_rng *r);
+size_t fz_dtype_size(uint32_t dt);
+void fz_op_bytes(uint32_t op, uint64_t n, unsigned int nranks, bool root,
+		 uint64_t *sb, uint64_t *rb);
 size_t fz_rank_table(struct fz_thread *t, struct kcoll_rank *r, unsigned int n,
 		     unsigned int port);
 
@@ -311,5 +315,9 @@ int fz_epoch_run(struct fz_epoch *ep);
 
 /* kcoll_fuzz_act.c */
 void fz_action(struct fz_thread *t);
+
+/* kcoll_fuzz_pair.c */
+void fz_pair_threads(struct fz_thread *t);
+void fz_pair_procs(struct fz_thread *t);
 
 #endif /* KCOLL_FUZZ_H */

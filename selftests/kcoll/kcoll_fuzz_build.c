@@ -35,7 +35,7 @@ unsigned int fz_pick_bucket(struct fz_rng *r)
 	return i;
 }
 
-static size_t fz_dtype_size(uint32_t dt)
+size_t fz_dtype_size(uint32_t dt)
 {
 	static const unsigned char sz[KCOLL_DTYPE_COUNT] = {
 		[KCOLL_INT8] = 1, [KCOLL_UINT8] = 1, [KCOLL_INT16] = 2, [KCOLL_UINT16] = 2,
@@ -223,8 +223,8 @@ static void fz_build_abort(struct fz_thread *t, struct fz_call *c)
 }
 
 /* Bytes this rank sends and receives: kc_op_buf_bytes() of algo/kc_coll.c. */
-static void fz_op_bytes(uint32_t op, uint64_t n, unsigned int nranks, bool root,
-			uint64_t *sb, uint64_t *rb)
+void fz_op_bytes(uint32_t op, uint64_t n, unsigned int nranks, bool root,
+		 uint64_t *sb, uint64_t *rb)
 {
 	uint64_t all = n * nranks;
 
