@@ -526,7 +526,8 @@ module-info:
 
 # selftests/kcoll: the module's tests, run inside the virtual cluster
 # (tools/kcoll-vm run -n N --module kcoll.ko -- $(KCOLL_TESTS)).
-KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_connect kcoll_test kcoll_matrix kcoll_soak kcoll_lifetime
+KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_connect kcoll_test kcoll_matrix kcoll_soak \
+	kcoll_fuzz kcoll_lifetime
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
 .PHONY: kcoll-tests
@@ -538,6 +539,10 @@ $(KCOLL_TESTS:%=%.o): CFLAGS_US += -Wno-missing-prototypes
 
 $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 	$(CC) -o $@ $^ $(LDFLAGS_US)
+
+# The ioctl fuzzer is kcoll_fuzz.c (the driver) and its parts.
+KC_FUZZ_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(wildcard selftests/kcoll/kcoll_fuzz_*.c)))
+$(OBJDIR)/selftests/kcoll/kcoll_fuzz: $(KC_FUZZ_PARTS)
 
 # The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
 # 6.12; default both), each part a run of its own (~10 min per kernel):
