@@ -100,8 +100,9 @@ static void fz_build_info(struct fz_thread *t, struct fz_call *c)
 
 static const char *const fz_algos[] = {
 	"level0:ring", "level0:mesh", "level0:NA;level1:ring", "level0:NA;level1:H-D_R",
-	"level0:NHR", "level0:NB", "level0:pairwise", "level0:tree", "level0:pipeline",
-	"AllReduce=level0:ring/AllGather=level0:mesh", "level0:AHC", "level0:AHC_BROKE",
+	"level0:NHR", "level0:NB", "level0:pairwise", "level0:tree", "level0:fullmesh",
+	"AllReduce=level0:ring/AllGather=level0:mesh", "level0:NA;level1:pipeline",
+	"level0:NA;level1:AHC", "level0:NA;level1:AHC_BROKE", "level0:pipeline",
 	"", "level9:ring", "level0:", "level0:nonsense", ";;;", "AllReduce=", "=/=/",
 	"level0:ring;level0:ring;level0:ring", "AllReduce=level0:NA;level1:ring/Bogus=x",
 };
