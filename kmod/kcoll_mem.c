@@ -78,6 +78,32 @@ static void kcoll_unaccount(struct kcoll_mr *mr, unsigned long npages)
 	mr->mm = NULL;
 }
 
+/*
+ * Is every byte of [@start, @start + @len) inside a mapping of current?
+ * Pinning decides in the end; this makes a request for memory that is
+ * not there fail before anything sized by @len is allocated.
+ */
+static int kcoll_range_mapped(u64 start, u64 len)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	u64 addr = start;
+	int ret = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (addr < start + len) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr) {
+			ret = -EFAULT;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
 struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len)
 {
 	u64 first, last, npages;
@@ -93,7 +119,7 @@ struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len)
 	last = (uaddr + len - 1) >> PAGE_SHIFT;
 	npages = last - first + 1;
 
-	mr = kcoll_mr_new(npages);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->uaddr = uaddr;
@@ -101,9 +127,27 @@ struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len)
 	mr->len = len;
 	mr->pgoff = offset_in_page(uaddr);
 
+	/*
+	 * Charge RLIMIT_MEMLOCK and look at the range before allocating the
+	 * page array: for KCOLL_MAX_REG_BYTES it is 128 MiB, and a few
+	 * requests at a time for memory that cannot be pinned (over the
+	 * limit, or not mapped) ran a machine into the OOM killer.  An array
+	 * of one page or less is cheaper than the look.
+	 */
 	ret = kcoll_account(mr, npages);
 	if (ret)
 		goto err_free;
+	if (npages > KCOLL_PIN_BATCH) {
+		ret = kcoll_range_mapped(uaddr, len);
+		if (ret)
+			goto err_unaccount;
+	}
+	mr->pages = kvcalloc(npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		ret = -ENOMEM;
+		goto err_unaccount;
+	}
+	atomic_set(&mr->users, 0);
 
 	while (done < npages) {
 		int n = min_t(unsigned long, npages - done, KCOLL_PIN_BATCH);
@@ -131,6 +175,7 @@ struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len)
 
 err_unpin:
 	unpin_user_pages(mr->pages, done);
+err_unaccount:
 	kcoll_unaccount(mr, npages);
 err_free:
 	kvfree(mr->pages);
