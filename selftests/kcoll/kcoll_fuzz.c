@@ -352,8 +352,8 @@ static void fz_epoch(struct fz_run *run, unsigned int idx, double *next)
 	ep.unpriv = cfg.unpriv && !geteuid() && fz_permille(&run->rng, 300);
 	ep.end_issued = issued + (left < 20000 ? left : fz_range(&run->rng, 2000, 20000));
 	ep.deadline = run->t0 + cfg.seconds;
-	if (cfg.kill_epochs && fz_permille(&run->rng, 125))
-		kill_at = fz_now() + fz_range(&run->rng, 200, 2000) / 1000.0;
+	if (cfg.kill_epochs && fz_permille(&run->rng, 200))
+		kill_at = fz_now() + fz_range(&run->rng, 50, 1500) / 1000.0;
 	atomic_fetch_add(&sh->acts[FZ_ACT_EPOCH], 1);
 	if (ep.unpriv)
 		atomic_fetch_add(&sh->acts[FZ_ACT_EPOCH_UNPRIV], 1);
