@@ -217,7 +217,7 @@ static void fz_dump_rings(const char *why)
 
 static void fz_print_stats(void)
 {
-	unsigned int b, e, k, top[8];
+	unsigned int b, e, k, top[8] = { 0 };
 
 	printf("# %-12s %10s %10s  errors, most frequent first\n", "command", "calls", "ok");
 	for (b = 0; b < FZ_NBUCKETS; b++) {

@@ -98,7 +98,7 @@ static unsigned int fz_matched_submit(struct fz_epoch *ep, int fd, unsigned int 
 /* Wait for @n completions and count them. */
 static void fz_matched_reap(struct fz_epoch *ep, int fd, unsigned int n)
 {
-	struct kcoll_completion cpl[8];
+	struct kcoll_completion cpl[8] = { { 0 } };
 	unsigned int i;
 
 	while (n) {
