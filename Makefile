@@ -665,7 +665,7 @@ soak: $(if $(filter 6.1,$(SOAK_KVER)),module,module-$(SOAK_KVER)) kcoll-tests
 # fuzzing alone, once per kernel in FUZZ_KVER (6.1 6.12), within
 # FUZZ_SECONDS (3600) per run.  It fails on a kernel problem in the log, a
 # pinned page left behind, a broken ABI promise, a crashed or hung epoch,
-# and (--rmmod) a module that does not unload.  About 3 min per kernel on
+# and (--rmmod) a module that does not unload.  About 2 min per kernel on
 # an idle host.  check-vm's suite runs the same binary with its short
 # default budget (20000 calls).
 FUZZ_CALLS ?= 1000000
