@@ -122,22 +122,6 @@ TEST(memlock_limit_zero_is_enomem)
 #define HUGE_LOOPS	200
 #define HUGE_SECONDS	10
 
-/*
- * 1 MiB of memory low in the address space, so that 2^36 bytes from it
- * are user addresses (mmap() may place a mapping within 64 GiB of the
- * top, and the registration would fail its address check instead).
- */
-static char *map_low(void)
-{
-	char *p = mmap((void *)(1UL << 32), 1 << 20, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	memset(p, 1, 1 << 20);
-	return p;
-}
-
 static long long vmstat_get(const char *key)
 {
 	long long v, ret = -1;
@@ -258,7 +242,7 @@ static void huge_loop(struct __test_metadata *_metadata, void *addr, int want,
 TEST(huge_registrations_over_memlock_fail_before_allocating)
 {
 	struct rlimit rl = { 64 << 10, 64 << 10 };
-	char *p = map_low();
+	char *p = map_low(1 << 20);
 	long long pinned;
 
 	ASSERT_NE(NULL, p) TH_LOG("mmap at 4 GiB: %s", strerror(errno));
@@ -273,7 +257,7 @@ TEST(huge_registrations_over_memlock_fail_before_allocating)
 TEST(huge_mostly_unmapped_registration_is_efault_without_allocating)
 {
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-	char *p = map_low();
+	char *p = map_low(1 << 20);
 	long long pinned;
 
 	ASSERT_NE(NULL, p) TH_LOG("mmap at 4 GiB: %s", strerror(errno));

@@ -146,7 +146,7 @@ static void huge_pins(struct __test_metadata *_metadata, int fd, bool use_submit
 	pthread_t tid[8], mon;
 	long long start;
 
-	h.page = map_buf(4096);
+	h.page = map_low(4096);
 	ASSERT_NE(NULL, h.page);
 	start = mem_available_kib();
 	ASSERT_LT(0, start);

@@ -216,6 +216,24 @@ static inline void *map_buf(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * @len bytes of memory at 4 GiB, low in the address space, so that 2^36
+ * bytes (KCOLL_MAX_REG_BYTES) from them are user addresses: mmap() may
+ * place a mapping within 64 GiB of the top, and a huge registration
+ * from it would fail its address check (EFAULT) before anything the
+ * test means to reach.  The rest of those 64 GiB stays unmapped.
+ */
+static inline void *map_low(size_t len)
+{
+	void *p = mmap((void *)(1UL << 32), len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 1, len);
+	return p;
+}
+
 static inline __u64 reg_buf(int fd, void *p, size_t len)
 {
 	struct kcoll_mem_reg reg = { .size = sizeof(reg), .addr = (uintptr_t)p, .len = len };
