@@ -153,14 +153,6 @@ static long long vmalloc_used_kib(void)
 	return v;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 struct huge {
 	int fd;
 	void *addr;
@@ -176,7 +168,7 @@ static void *huge_main(void *arg)
 	struct kcoll_mem_reg reg = { .size = sizeof(reg), .addr = (uintptr_t)h->addr,
 				     .len = HUGE_LEN };
 
-	while (h->calls < HUGE_LOOPS && now_s() < h->end) {
+	while (h->calls < HUGE_LOOPS && kc_now_s() < h->end) {
 		h->calls++;
 		reg.handle = 0;
 		if (!ioctl(h->fd, KCOLL_IOC_MEM_REG, &reg)) {
@@ -204,7 +196,7 @@ static void huge_loop(struct __test_metadata *_metadata, void *addr, int want,
 	int finished = 0;
 	long long oom0, oom1, vm0, vm, vmmax;
 	int fd = kc_open(_metadata), i;
-	double end = now_s() + HUGE_SECONDS;
+	double end = kc_now_s() + HUGE_SECONDS;
 
 	oom0 = vmstat_get("oom_kill");
 	vm0 = vmalloc_used_kib();
