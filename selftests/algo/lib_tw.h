@@ -2,7 +2,11 @@
 /*
  * The threaded transport: one thread per rank in one process, a message
  * queue (inbox) per rank, credits returned as messages.  It runs the
- * shared executor exactly as the kernel does, with real data.
+ * shared executor exactly as the kernel does, with real data.  A rank
+ * whose operation fails is gone for the others (kc_exec_peer_gone() with
+ * -ECONNRESET), as a failed communicator disconnects in the module; when
+ * every rank still running waits for a message that cannot come, they all
+ * fail with -ETIMEDOUT at once.
  */
 #ifndef KC_TEST_TW_H
 #define KC_TEST_TW_H
