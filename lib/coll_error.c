@@ -71,7 +71,8 @@ const char *coll_strerror(int err)
 	case ECANCELED:
 		return "operation cancelled (the communicator was aborted)";
 	case EPROTO:
-		return "ranks disagree on the sequence of operations";
+		return "ranks disagree on the operation (its kind, element type, reduce "
+		       "operation, count or counts, or root) or on the sequence of operations";
 	case EOPNOTSUPP:
 		return "the configured algorithm cannot run this operation";
 	case ENOMEM:

@@ -559,6 +559,7 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 		tc_alloc_rank(&x, r);
 		tc_fill_rank(&x, r);
 		x.jobs[r].plan = x.plans[r];
+		x.jobs[r].desc = &x.ops[r];
 		memcpy(x.jobs[r].bufs, x.rb[r].bufs, sizeof(x.jobs[r].bufs));
 		x.jobs[r].fail_after = (c->kill_after && r == c->kill_rank) ? c->kill_after : 0;
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Threaded transport for the algorithm suite.  Each rank thread owns an
- * executor and an inbox; sends copy the payload into a message in the
- * receiver's inbox, releasing a slot sends a credit back to the sender.
+ * executor and an inbox; sends copy the header and payload into a message
+ * in the receiver's inbox, releasing a slot sends a credit back to the
+ * sender.
  *
  * A rank whose operation fails (or that "dies", fault injection) sends
  * nothing more, not even credits, and tells every other rank, which calls
@@ -107,7 +108,8 @@ static void tw_die(struct tw_rank *rk)
 			tw_push(rk->w, i, tw_msg_new(TW_GONE, rk->rank, 0));
 }
 
-static int tw_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off, const void *data, u32 len)
+static int tw_send(void *ctx, u32 peer, u32 tag, const void *hdr, u32 hdr_len, u8 buf, u64 off,
+		   const void *data, u32 len)
 {
 	struct tw_rank *rk = ctx;
 	struct tw_msg *m;
@@ -120,10 +122,18 @@ static int tw_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off, const void *da
 		tw_die(rk);
 		return -ECONNABORTED;
 	}
-	m = tw_msg_new(TW_DATA, rk->rank, len);
+	/* What a receive slot holds (the module's are this size). */
+	if (hdr_len > KC_HDR_BYTES || len > (rk->w->cfg.chunk_bytes & ~7u)) {
+		fprintf(stderr, "tw: rank %u: message of %u + %u bytes exceeds a slot\n",
+			rk->rank, hdr_len, len);
+		abort();
+	}
+	m = tw_msg_new(TW_DATA, rk->rank, hdr_len + len);
 	m->tag = tag;
+	if (hdr_len)
+		memcpy(m->data, hdr, hdr_len);
 	if (len)
-		memcpy(m->data, data, len);
+		memcpy(m->data + hdr_len, data, len);
 	rk->job->sent++;
 	tw_push(rk->w, peer, m);
 	return 0;
@@ -211,12 +221,14 @@ static void tw_run_rank(struct tw_rank *rk)
 {
 	struct tw_world *w = rk->w;
 	struct tw_job *job = rk->job;
+	struct kc_exec_cfg cfg = w->cfg;
 	struct kc_exec ex;
 	int st;
 
 	rk->dead = false;
 	job->sent = 0;
-	st = kc_exec_init(&ex, job->plan, job->bufs, &w->cfg, &tw_ops, rk);
+	cfg.desc = job->desc;
+	st = kc_exec_init(&ex, job->plan, job->bufs, &cfg, &tw_ops, rk);
 	if (st) {
 		tw_die(rk);
 		tw_finished(w);

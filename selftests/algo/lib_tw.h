@@ -17,6 +17,7 @@ struct tw_world;
 
 struct tw_job {
 	const struct kc_plan *plan;
+	const struct kc_op_desc *desc;	/* what the plan was built from (kc_exec_cfg.desc) */
 	void *bufs[KC_BUF_COUNT];
 	int status;		/* result of the rank's executor */
 	u64 fail_after;		/* fault: die after this many sends (0: never) */

@@ -455,6 +455,7 @@ TEST(mismatched_plans_fail_with_eproto)
 	struct kc_algo_cfg cfg = { .algo = { KCOLL_ALGO_RING, KCOLL_ALGO_RING, KCOLL_ALGO_RING } };
 	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT32,
 				 .redop = KCOLL_SUM, .count = 100 };
+	struct kc_op_desc op1 = op;
 	struct kc_exec_cfg ec = { .chunk_bytes = 64, .window = 2, .op_seq = 1 };
 	struct tw_job jobs[2] = { 0 };
 	struct kc_plan *pl[2];
@@ -465,11 +466,13 @@ TEST(mismatched_plans_fail_with_eproto)
 
 	ASSERT_EQ(0, kc_topo_init(&topo, 2, NULL, NULL, NULL, 0));
 	ASSERT_EQ(0, kc_plan_build(&topo, 0, &op, &cfg, &pl[0], NULL, 0));
-	op.count = 101;
-	ASSERT_EQ(0, kc_plan_build(&topo, 1, &op, &cfg, &pl[1], NULL, 0));
+	op1.count = 101;
+	ASSERT_EQ(0, kc_plan_build(&topo, 1, &op1, &cfg, &pl[1], NULL, 0));
 	memset(a, 0, sizeof(a));
 	memset(b, 0, sizeof(b));
 	jobs[0].plan = pl[0];
+	jobs[0].desc = &op;
+	jobs[1].desc = &op1;
 	jobs[0].bufs[KC_BUF_SEND] = a;
 	jobs[0].bufs[KC_BUF_RECV] = a;
 	jobs[1].plan = pl[1];
