@@ -9,6 +9,7 @@
 #   make check-algo  the user-space algorithm suite, every rank count up to
 #                    128 (SAN=1: ASan + UBSan; QUICK=1: up to 33, as in check)
 #   make demo        4 VMs (Debian 6.1, soft-RoCE) run an AllReduce sweep through kcoll.ko
+#   make fuzz        10^6 fuzzed ioctls on /dev/kcoll in a VM of 6.1 and of 6.12
 #   make bench-plan  time and memory to build plans for 65,536 ranks
 #
 # When invoked by Kbuild (KERNELRELEASE set) this file defers to ./Kbuild.
@@ -375,6 +376,13 @@ check-vm-lib: module coll-tools
 	$(KCOLL_VM) run -n 2 -t 1200 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod -- \
 		$(TOP)/selftests/lib/vm_e2e.sh
 
+# Forced algorithms of 4 servers x 2 ranks run as configured, or the
+# fallback is reported (selftests/lib/vm_forced.sh; 4 VMs, -k 2).
+.PHONY: check-vm-forced
+check-vm-forced: module coll-tools
+	$(KCOLL_VM) run -n 4 -k 2 -t 900 --module $(TOP)/kcoll.ko --rmmod -- \
+		$(TOP)/selftests/lib/vm_forced.sh
+
 # The same on the 6.12 kernel (module built by module-6.12).
 .PHONY: check-vm-lib-6.12
 check-vm-lib-6.12: module-6.12 coll-tools
@@ -526,8 +534,9 @@ module-info:
 
 # selftests/kcoll: the module's tests, run inside the virtual cluster
 # (tools/kcoll-vm run -n N --module kcoll.ko -- $(KCOLL_TESTS)).
-KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_connect kcoll_test kcoll_matrix kcoll_mismatch \
-	kcoll_soak kcoll_lifetime
+KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_account kcoll_observe kcoll_connect kcoll_auth \
+	kcoll_ioctl kcoll_test kcoll_mismatch kcoll_matrix kcoll_soak kcoll_fuzz kcoll_regress \
+	kcoll_lifetime
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
 .PHONY: kcoll-tests
@@ -540,11 +549,29 @@ $(KCOLL_TESTS:%=%.o): CFLAGS_US += -Wno-missing-prototypes
 $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
+# kcoll_auth plays impostors with librdmacm and OpenSSL and reads the
+# refusal counters through collctl's netlink client.
+KC_AUTH := $(OBJDIR)/selftests/kcoll/kcoll_auth
+$(KC_AUTH).o: CFLAGS_US += -I$(TOP)/tools $(LIBNL_CFLAGS)
+$(KC_AUTH): $(KC_AUTH).o $(OBJDIR)/tools/collctl_nl.o
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(LIBNL_LIBS) -lrdmacm -libverbs -lcrypto
+
+# kcoll_observe asks the generic netlink family with libnl-genl-3.
+$(OBJDIR)/selftests/kcoll/kcoll_observe.o: CFLAGS_US += $(LIBNL_CFLAGS)
+$(OBJDIR)/selftests/kcoll/kcoll_observe: LDFLAGS_US += $(LIBNL_LIBS)
+
+# The ioctl fuzzer is kcoll_fuzz.c (the driver) and its parts.
+KC_FUZZ_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(wildcard selftests/kcoll/kcoll_fuzz_*.c)))
+$(OBJDIR)/selftests/kcoll/kcoll_fuzz: $(KC_FUZZ_PARTS)
+
 # The module's kselftests in the virtual cluster, per kernel (KVER=6.1 or
 # 6.12; default both), each part a run of its own (~10 min per kernel):
-#  - the whole suite on 4 VMs in one boot (bad input, limits, collectives,
+#  - the whole suite on 4 VMs in one boot (bad input, limits, a creation
+#    that waits while the file's other ioctls go on, collectives,
 #    every operation x every algorithm up to 1 MiB, a 300-operation soak,
-#    then process death and unloading, which reloads the module);
+#    20000 fuzzed ioctls on each VM alone (kcoll_fuzz), the reproducers of
+#    what the fuzzer found (kcoll_regress), then process death and
+#    unloading, which reloads the module);
 #  - faults on 3 VMs during an AllReduce loop (kcoll_fault): a rank killed,
 #    node2's rxe device deleted, node2's VM frozen with a 3 s operation
 #    timeout.  Each checks the errno of every survivor, the time bound, and
@@ -652,6 +679,33 @@ soak: $(if $(filter 6.1,$(SOAK_KVER)),module,module-$(SOAK_KVER)) kcoll-tests
 		-e KCOLL_SOAK_OPS=$(SOAK_OPS) -e KCOLL_SOAK_SEED=$(SOAK_SEED) -- \
 		$(OBJDIR)/selftests/kcoll/kcoll_soak
 
+# The ioctl fuzzer (selftests/kcoll/kcoll_fuzz, Documentation/fuzzing.md),
+# outside `make check`: FUZZ_CALLS calls (10^6) from seed FUZZ_SEED (the
+# clock; printed, and each VM adds its rank) on FUZZ_VMS VMs (1), each
+# fuzzing alone, once per kernel in FUZZ_KVER (6.1 6.12), within
+# FUZZ_SECONDS (3600) per run.  It fails on a kernel problem in the log, a
+# pinned page left behind, a broken ABI promise, a crashed or hung epoch,
+# and (--rmmod) a module that does not unload.  About 2 min per kernel on
+# an idle host.  check-vm's suite runs the same binary with its short
+# default budget (20000 calls).
+FUZZ_CALLS ?= 1000000
+FUZZ_SEED ?= $(shell date +%s)
+FUZZ_KVER ?= 6.1 6.12
+FUZZ_VMS ?= 1
+FUZZ_SECONDS ?= 3600
+FUZZ_THREADS ?= 4
+.PHONY: fuzz
+fuzz: $(if $(filter 6.1,$(FUZZ_KVER)),module) $(if $(filter 6.12,$(FUZZ_KVER)),module-6.12) \
+	kcoll-tests
+	@set -e; for v in $(FUZZ_KVER); do \
+		ko=$(TOP)/kcoll.ko; [ $$v = 6.1 ] || ko=$(BUILD)/kmod-$$v/kcoll.ko; \
+		echo "=== fuzz $$v: $(FUZZ_CALLS) calls, seed $(FUZZ_SEED), $(FUZZ_VMS) VM(s)"; \
+		$(KCOLL_VM) run -n $(FUZZ_VMS) -t $$(($(FUZZ_SECONDS) + 600)) --mem 512 --kernel $$v \
+			--module $$ko --rmmod -e KCOLL_FUZZ_CALLS=$(FUZZ_CALLS) \
+			-e KCOLL_FUZZ_SEED=$(FUZZ_SEED) -e KCOLL_FUZZ_SECONDS=$(FUZZ_SECONDS) \
+			-e KCOLL_FUZZ_THREADS=$(FUZZ_THREADS) -- $(KC_T)/kcoll_fuzz; \
+	done
+
 # Kbuild's own `clean` would sweep every *.o/*.a under $(TOP), build/
 # included, and needs KDIR; remove exactly what the in-tree build writes.
 module-clean:
@@ -665,6 +719,7 @@ module-clean:
 # depend on a 6.12 kernel image (and so pull initramfs-tools); acceptable.
 DEB_PKGS := build-essential linux-headers-amd64 linux-headers-6.12-amd64 \
 	dwarves linux-source-6.1 libjson-c-dev libnl-genl-3-dev pkg-config \
+	librdmacm-dev libibverbs-dev \
 	gnuplot-nox sparse cppcheck dkms g++ $(VM_DEB_PACKAGES) \
 	bc bison flex libelf-dev libssl-dev patch
 

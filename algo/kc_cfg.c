@@ -357,6 +357,7 @@ u32 kc_cfg_for_op(const struct kc_algo_conf *conf, u32 op, struct kc_algo_cfg *o
 	if (note && notelen)
 		note[0] = '\0';
 	memset(out->algo, 0, sizeof(out->algo));
+	memset(out->conf, 0, sizeof(out->conf));
 	if (op < KCOLL_OP_COUNT && (conf->keys & (1u << key)))
 		lv = conf->algo[key];
 	else if (conf->keys & (1u << KC_CFG_OTHERS))
@@ -370,6 +371,7 @@ u32 kc_cfg_for_op(const struct kc_algo_conf *conf, u32 op, struct kc_algo_cfg *o
 	/* HCCL: level1 AHC governs level2 too, whatever level2 says */
 	if (lv[KCOLL_LEVEL1] == KCOLL_ALGO_AHC || lv[KCOLL_LEVEL1] == KCOLL_ALGO_AHC_BROKE)
 		out->algo[KCOLL_LEVEL2] = lv[KCOLL_LEVEL1];
+	memcpy(out->conf, out->algo, sizeof(out->conf));
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
 		const struct kc_algo_ops *a = kc_algo_get(out->algo[l]);
 

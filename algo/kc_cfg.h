@@ -43,7 +43,8 @@ int kc_cfg_parse(const char *s, struct kc_algo_conf *conf, char *err, u32 errlen
  * AHC_BROKE also governs level2.  An algorithm that cannot run @op falls
  * back to automatic selection for this op only; the fallback is reported
  * in @note (may be NULL) and the return value is the number of levels
- * that fell back.
+ * that fell back.  out->conf keeps what was configured before the
+ * fallback, for plan building to report (struct kc_algo_cfg).
  */
 u32 kc_cfg_for_op(const struct kc_algo_conf *conf, u32 op, struct kc_algo_cfg *out,
 		  char *note, u32 notelen);

@@ -4,6 +4,7 @@
  * buffers onto one working region per operation, runs the composer or a
  * whole-operation builder on it, and adds the final copy and AVG steps.
  */
+#include "kc_cfg.h"
 #include "kc_coll.h"
 #include "kc_cost.h"
 #include "kc_reduce.h"
@@ -185,8 +186,8 @@ int kc_coll_error(const struct kc_coll_ctx *c, int err, const char *what, const 
 	return err;
 }
 
-/* The whole-operation builder configured for this op, if any. */
-static const struct kc_algo_ops *kc_special_builder(const struct kc_algo_cfg *cfg)
+/* The whole-operation builder configured for this op, if any, and its id. */
+static const struct kc_algo_ops *kc_special_builder(const struct kc_algo_cfg *cfg, u32 *id)
 {
 	static const u32 order[] = { KCOLL_LEVEL1, KCOLL_LEVEL2, KCOLL_LEVEL0 };
 	u32 i;
@@ -194,8 +195,10 @@ static const struct kc_algo_ops *kc_special_builder(const struct kc_algo_cfg *cf
 	for (i = 0; i < ARRAY_SIZE(order); i++) {
 		const struct kc_algo_ops *a = kc_algo_get(cfg->algo[order[i]]);
 
-		if (a && a->build)
+		if (a && a->build) {
+			*id = cfg->algo[order[i]];
 			return a;
+		}
 	}
 	return NULL;
 }
@@ -336,6 +339,83 @@ static void kc_finish_work(struct kc_builder *b, const struct kc_coll_ctx *c, bo
 	kc_b_round(b);
 }
 
+/* Append one "; "-separated part to the note being written (truncating). */
+static u32 kc_note_add(char *n, u32 len, u32 pos, const char *part)
+{
+	const char *sep = "; ";
+
+	if (pos)
+		while (*sep && pos + 1 < len)
+			n[pos++] = *sep++;
+	while (*part && pos + 1 < len)
+		n[pos++] = *part++;
+	n[pos] = '\0';
+	return pos;
+}
+
+/*
+ * Say which configured algorithms did not run (plan->fallback, bit per
+ * level) and why (plan->note, before a builder's own note).  @in is the
+ * configuration as given, @run what was built from, @layout the levels
+ * kc_select_prepare() made automatic, @special the builder that built the
+ * whole operation (AUTO for the levelled composition).
+ * A level the topology does not have (groups of one member) runs nothing
+ * and is not reported.
+ */
+static void kc_plan_report(const struct kc_coll_ctx *c, const struct kc_algo_cfg *in,
+			   const struct kc_algo_cfg *run, u32 layout, u32 special,
+			   struct kc_plan *plan)
+{
+	struct kc_level lv[KC_MAX_LEVELS];
+	u32 n = kc_topo_levels(c->topo, c->rank, lv), present = 0, pos = 0, l, i, e;
+	bool a2a = c->op->op == KCOLL_OP_ALLTOALL || c->op->op == KCOLL_OP_ALLTOALLV;
+	char note[KC_PLAN_MAX_NOTE] = "", part[KC_PLAN_MAX_NOTE];
+
+	for (i = 0; i < n; i++)
+		present |= lv[i].levels;
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+		u32 want = in->conf[l] ? in->conf[l] : in->algo[l], ran, from = l;
+		const char *w, *r, *op;
+
+		if (!want || !(present & KC_LEVEL_BIT(l)) || plan->algo[l] == want ||
+		    (special && want == special))
+			continue;
+		for (e = 0; e + 1 < n && !(lv[e].levels & KC_LEVEL_BIT(l)); e++)
+			;
+		if (a2a)
+			e = n - 1;
+		ran = special ? special : plan->algo[lv[e].cfg_level];
+		w = kc_cfg_algo_token(want);
+		r = ran ? kc_cfg_algo_token(ran) : "nothing";
+		op = kc_op_name(c->op->op);
+		plan->fallback |= KC_LEVEL_BIT(l);
+		kc_level_algo(run->algo, lv[e].cfg_level, lv[e].levels, &from);
+		if (!in->algo[l] || (layout & KC_LEVEL_BIT(l)))
+			/* kc_cfg_for_op() or kc_select_prepare() fell back */
+			kc_snprintf(part, sizeof(part), "level%u %s cannot run %s%s, %s ran",
+				    l, w, op, !in->algo[l] ? "" : e + 1 < n ?
+				    " below the top level" : " at the top level", r);
+		else if (special)
+			kc_snprintf(part, sizeof(part),
+				    "level%u %s not run: %s builds the whole operation", l, w, r);
+		else if (a2a)
+			kc_snprintf(part, sizeof(part), "level%u %s not run: %s is one phase, %s",
+				    l, w, op, r);
+		else if (from != l)
+			kc_snprintf(part, sizeof(part),
+				    "level%u %s not run: merged into level%u, which runs %s", l, w,
+				    lv[e].cfg_level, r);
+		else
+			kc_snprintf(part, sizeof(part), "level%u %s not run, %s ran", l, w, r);
+		pos = kc_note_add(note, sizeof(note), pos, part);
+	}
+	if (!pos)
+		return;
+	if (plan->note[0])
+		pos = kc_note_add(note, sizeof(note), pos, plan->note);
+	memcpy(plan->note, note, sizeof(plan->note));
+}
+
 /* @explicit: write every step out, no repeats (the tests' reference form). */
 static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
 			      const struct kc_algo_cfg *cfg, const struct kc_cost_model *model,
@@ -343,13 +423,14 @@ static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc
 {
 	struct kc_coll_ctx c = { .topo = t, .op = op, .cfg = cfg, .rank = rank,
 				 .err = err, .errlen = errlen, .model = model };
+	const struct kc_algo_cfg *in = cfg;
 	const struct kc_algo_ops *special;
 	struct kc_range *a2a_mem = NULL;
 	struct kc_builder b = { 0 };
-	struct kc_algo_cfg chosen;
+	struct kc_algo_cfg prep, chosen;
 	struct kc_plan *plan;
 	bool copy_out = false, any_auto = false;
-	u32 l;
+	u32 l, special_id = KCOLL_ALGO_AUTO, layout = 0;
 	int ret;
 
 	*out = NULL;
@@ -365,22 +446,35 @@ static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc
 		return -EINVAL;
 	}
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
-		if (cfg->algo[l] >= KCOLL_ALGO_COUNT) {
+		if (cfg->algo[l] >= KCOLL_ALGO_COUNT || cfg->conf[l] >= KCOLL_ALGO_COUNT) {
 			if (err)
 				kc_snprintf(err, errlen, "unknown algorithm %u at level%u",
-					    cfg->algo[l], l);
+					    cfg->algo[l] >= KCOLL_ALGO_COUNT ? cfg->algo[l] :
+					    cfg->conf[l], l);
 			return -EINVAL;
 		}
-		any_auto |= cfg->algo[l] == KCOLL_ALGO_AUTO;
 	}
 	/*
-	 * Resolve the automatic levels by the cost model for the whole
-	 * operation first, so that the whole-operation builders (Pipeline,
-	 * AHC) compete with per-level choices.  The choice depends only on
-	 * the topology, the op and the link model, so every rank that has the
-	 * same model makes the same one.
+	 * A configured algorithm that cannot run its level's part here falls
+	 * back to automatic selection (kc_select_prepare()).  Then resolve
+	 * the automatic levels by the cost model for the whole operation, so
+	 * that the whole-operation builders (Pipeline, AHC) compete with
+	 * per-level choices.  The choice depends only on the topology, the op
+	 * and the link model, so every rank that has the same model makes
+	 * the same one.
 	 */
-	if (any_auto && t->nranks > 1) {
+	if (t->nranks > 1) {
+		prep = *cfg;
+		kc_select_prepare(t, op->op, &prep);
+		cfg = &prep;
+		c.cfg = cfg;
+		for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
+			any_auto |= cfg->algo[l] == KCOLL_ALGO_AUTO;
+			if (cfg->algo[l] != in->algo[l])
+				layout |= KC_LEVEL_BIT(l);
+		}
+	}
+	if (any_auto) {
 		kc_select_cfg(t, op, cfg, model, &chosen);
 		cfg = &chosen;
 		c.cfg = cfg;
@@ -408,7 +502,7 @@ static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc
 		kc_prepare_work(&b, &c, &copy_out);
 	}
 
-	special = kc_special_builder(cfg);
+	special = kc_special_builder(cfg, &special_id);
 	if (t->nranks == 1 && op->op != KCOLL_OP_ALLTOALL && op->op != KCOLL_OP_ALLTOALLV)
 		ret = 0;	/* nothing to exchange */
 	else if (special)
@@ -419,6 +513,7 @@ static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc
 		ret = b.err;
 	if (ret)
 		goto fail;
+	kc_plan_report(&c, in, cfg, layout, special_id, plan);
 	kc_finish_work(&b, &c, copy_out);
 	ret = b.err;
 	if (!ret)

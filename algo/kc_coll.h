@@ -42,6 +42,16 @@ struct kc_op_desc {
 struct kc_algo_cfg {
 	u32 algo[KCOLL_LEVEL_COUNT];	/* enum kcoll_algo per level; AUTO chooses */
 	u64 pipe_bytes;			/* pipelining piece for tree/pipeline; 0: none */
+	/*
+	 * What HCCL_ALGO configured per level for this operation
+	 * (kc_cfg_for_op()), before the fallback of algorithms that cannot
+	 * run it; AUTO where it configured nothing, and everywhere when the
+	 * caller fills algo[] itself.  A level configured here may also fall
+	 * back where its algorithm cannot run the operation on the topology
+	 * (kc_select_prepare()); plan building reports every configured
+	 * algorithm that did not run (struct kc_plan: fallback, note).
+	 */
+	u32 conf[KCOLL_LEVEL_COUNT];
 };
 
 /* What a whole-operation builder (and the hierarchical composer) works on. */
@@ -113,6 +123,24 @@ int kc_hier_build(struct kc_builder *b, const struct kc_coll_ctx *c);
 
 /* Automatic choice of the flat algorithm for one level (kc_select.c). */
 u32 kc_select_level(const struct kc_coll_ctx *c, u32 cfg_level, u32 group_size);
+
+/*
+ * The algorithm @algo (per HCCL_ALGO level) names for an effective level
+ * configured by @cfg_level that stands for @levels (struct kc_level): its
+ * own level's, else that of a level merged into it, level2 before level0;
+ * KCOLL_ALGO_AUTO when none names one.  *@from (may be NULL): the level
+ * it came from.
+ */
+u32 kc_level_algo(const u32 *algo, u32 cfg_level, u32 levels, u32 *from);
+
+/*
+ * Can flat algorithm @a run what kc_hier.c's composition of @op asks of
+ * an effective level, the top one (@top) or one below it?  Below the top,
+ * Broadcast needs Scatter and AllGather, Reduce ReduceScatter and Gather,
+ * AllReduce ReduceScatter and AllGather or an AllReduce of the whole
+ * region; AlltoAll(v) is one phase over all ranks.
+ */
+bool kc_hier_level_can(const struct kc_algo_ops *a, u32 op, bool top);
 
 /* Record a message for a human in the context's error buffer. */
 int kc_coll_error(const struct kc_coll_ctx *c, int err, const char *what, const char *algo);

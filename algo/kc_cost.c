@@ -343,6 +343,7 @@ static const u32 kc_cost_flat_algos[] = {
 struct kc_cost_lv {
 	u32 size;
 	u32 cfg;	/* configuration level */
+	u32 levels;	/* the configuration levels it stands for (struct kc_level) */
 	struct kc_cost_link link;
 	bool port;
 	/*
@@ -377,6 +378,7 @@ static u32 kc_cost_levels(const struct kc_topo *t, const struct kc_cost_model *m
 
 		out[i].size = lv[i].g.size;
 		out[i].cfg = lv[i].cfg_level;
+		out[i].levels = lv[i].levels;
 		out[i].link = kc_cost_level_link(m, ph);
 		out[i].port = ph != KCOLL_LEVEL0;
 		out[i].near = kc_cost_level_link(m, lv[i].cfg_level);
@@ -681,6 +683,14 @@ static u64 kc_cost_hier(const struct kc_cost_lv *lv, u32 nl, const u32 *algo, u3
 		u32 up = op == KCOLL_OP_REDUCE ? KCOLL_OP_GATHER : KCOLL_OP_ALLGATHER;
 
 		for (l = 0; l < top; l++) {
+			const struct kc_algo_ops *a = kc_algo_get(algo[l]);
+
+			/* kc_hier.c: no RS and AG, an AllReduce of the whole region */
+			if (op == KCOLL_OP_ALLREDUCE && a && !(a->rs && a->ag)) {
+				t = kc_sum(t, kc_cost_pick(algo[l], op, KC_NOOP, x, &lv[l],
+							   &chosen[l]));
+				continue;
+			}
 			t = kc_sum(t, kc_cost_pick(algo[l], down, up, x, &lv[l], &chosen[l]));
 			x /= lv[l].size;
 		}
@@ -702,13 +712,21 @@ static u64 kc_cost_hier(const struct kc_cost_lv *lv, u32 nl, const u32 *algo, u3
 		return t;
 	case KCOLL_OP_ALLTOALL:
 	case KCOLL_OP_ALLTOALLV: {
+		/*
+		 * One phase over all ranks, at the top level's links, with the
+		 * algorithm of the highest level that configures one (kc_hier.c)
+		 */
 		struct kc_cost_lv all = lv[top];
-		u32 p = 1;
+		u32 p = 1, a = KCOLL_ALGO_AUTO;
 
 		for (l = 0; l < nl; l++)
 			p *= lv[l].size;
+		for (l = nl; l-- > 0 && !a;)
+			a = algo[l];
+		for (l = 0; l < top; l++)
+			chosen[l] = algo[l];
 		all.size = p;
-		return kc_cost_pick(algo[top], op, KC_NOOP, n, &all, &chosen[top]);
+		return kc_cost_pick(a, op, KC_NOOP, n, &all, &chosen[top]);
 	}
 	case KCOLL_OP_BARRIER:
 		for (l = 0; l < nl; l++)
@@ -1030,10 +1048,11 @@ u64 kc_cost_resolve(const struct kc_topo *t, u32 op, u64 n, const struct kc_algo
 	}
 	nl = kc_cost_levels(t, m, lv);
 	for (l = 0; l < nl; l++)
-		algo[l] = cfg->algo[lv[l].cfg];
+		algo[l] = kc_level_algo(cfg->algo, lv[l].cfg, lv[l].levels, NULL);
 	c = kc_cost_hier(lv, nl, algo, op, n, chosen);
 	for (l = 0; out && l < nl; l++)
-		out->algo[lv[l].cfg] = chosen[l];
+		if (chosen[l])
+			out->algo[lv[l].cfg] = chosen[l];
 	return c;
 }
 

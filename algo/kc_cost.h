@@ -97,7 +97,8 @@ u64 kc_cost_ahc_group(const struct kc_topo *t, u32 h, bool pods, u32 stride);
  * Automatic selection (kc_select.c): resolve every AUTO level of @in for
  * operation @op on @t to the algorithm of least modelled time on @m (NULL:
  * kc_cost_default), considering the whole-operation builders (Pipeline,
- * AHC, AHC_BROKE) when level1 and level2 are both AUTO.  The result
+ * AHC, AHC_BROKE) when level1 and level2 are both AUTO and they run what
+ * the other levels configure (kc_select_whole_ok()).  The result
  * depends only on the topology, the op and its count, so every rank makes
  * the same choice.  Returns the modelled time (KC_COST_INF when nothing
  * can run the op); *out is always fully resolved where possible.
@@ -105,6 +106,24 @@ u64 kc_cost_ahc_group(const struct kc_topo *t, u32 h, bool pods, u32 stride);
 u64 kc_select_cfg(const struct kc_topo *t, const struct kc_op_desc *op,
 		  const struct kc_algo_cfg *in, const struct kc_cost_model *m,
 		  struct kc_algo_cfg *out);
+
+/*
+ * Where HCCL_ALGO configured a level's algorithm (cfg->conf) and it
+ * cannot run its level's part of @op on @t (kc_hier_level_can(): Tree
+ * below the top level of a Broadcast or Reduce), make the level AUTO: the
+ * documented fallback to automatic selection, reported by plan building.
+ * Levels the caller filled itself (conf AUTO) are left to be refused.
+ * kc_select_cfg() and kc_plan_build() do this first.
+ */
+void kc_select_prepare(const struct kc_topo *t, u32 op, struct kc_algo_cfg *cfg);
+
+/*
+ * May whole-operation builder @algo (Pipeline, AHC, AHC_BROKE) compete in
+ * automatic selection with @cfg's configured levels?  Only where it runs
+ * every algorithm configured for a level of @t: AHC and AHC_BROKE on
+ * planes run level0's inside the servers; Pipeline runs none.
+ */
+bool kc_select_whole_ok(const struct kc_topo *t, const struct kc_algo_cfg *cfg, u32 algo);
 
 /* Saturating helpers, exported for the selection and the tests. */
 u64 kc_cost_add(u64 a, u64 b);

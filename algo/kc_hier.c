@@ -13,10 +13,17 @@
  *   Scatter        scatter from the top down the root's chain
  *   Gather         gather from the bottom up towards the root
  *   Barrier        a barrier per level, bottom up
- *   AlltoAll(v)    one flat phase over all ranks (top level's algorithm)
+ *   AlltoAll(v)    one flat phase over all ranks, with the algorithm of
+ *                  the highest level that configures one (else chosen
+ *                  for the top level)
  *
  * A level whose algorithm has no RS/AG but an AllReduce runs the AllReduce
- * on the whole region and passes it up unchanged.
+ * on the whole region and passes it up unchanged.  A merged level runs
+ * the algorithm its own (level1) configuration names, else that of a
+ * level merged into it (kc_level_algo()).  plan->algo records what runs
+ * at each configuration level: a merged level's also at every merged
+ * level that configured the same, AlltoAll's phase at the top level and
+ * at every level that configured it.
  */
 #include "kc_coll.h"
 
@@ -27,25 +34,95 @@ struct kc_hier {
 	u32 n;
 };
 
-static int kc_hier_init(struct kc_builder *b, const struct kc_coll_ctx *c, struct kc_hier *h)
+bool kc_hier_level_can(const struct kc_algo_ops *a, u32 op, bool top)
+{
+	if (!a || a->build)
+		return false;
+	switch (op) {
+	case KCOLL_OP_ALLREDUCE:
+		return top ? !!a->ar : (a->rs && a->ag) || a->ar;
+	case KCOLL_OP_REDUCESCATTER:
+		return a->rs;
+	case KCOLL_OP_ALLGATHER:
+		return a->ag;
+	case KCOLL_OP_BROADCAST:
+		return top ? !!a->bcast : a->scatter && a->ag;
+	case KCOLL_OP_REDUCE:
+		return top ? !!a->reduce : a->rs && a->gather;
+	case KCOLL_OP_SCATTER:
+		return a->scatter;
+	case KCOLL_OP_GATHER:
+		return a->gather;
+	case KCOLL_OP_ALLTOALL:
+		return a->a2a;
+	case KCOLL_OP_ALLTOALLV:
+		return a->a2a && !a->a2a_uniform_only;
+	case KCOLL_OP_BARRIER:
+		return a->barrier_op;
+	}
+	return false;
+}
+
+/*
+ * Record that @id runs at configuration level @cl and at every level of
+ * @levels that configured it (merged levels, AlltoAll's phase).
+ */
+static void kc_hier_record(struct kc_builder *b, const struct kc_coll_ctx *c, u32 cl,
+			   u32 levels, u32 id)
 {
 	u32 l;
+
+	if (!b->plan->algo[cl])
+		b->plan->algo[cl] = id;
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+		if (l != cl && (levels & KC_LEVEL_BIT(l)) && c->cfg->algo[l] == id)
+			b->plan->algo[l] = id;
+}
+
+static int kc_hier_set(struct kc_builder *b, const struct kc_coll_ctx *c, struct kc_hier *h,
+		       u32 l, u32 id, u32 levels)
+{
+	h->alg[l] = kc_algo_get(id);
+	if (!h->alg[l] || h->alg[l]->build)
+		return kc_coll_error(c, -EOPNOTSUPP, "not a single-level algorithm",
+				     kc_algo_name(id));
+	kc_hier_record(b, c, h->lv[l].cfg_level, levels, id);
+	return 0;
+}
+
+static int kc_hier_init(struct kc_builder *b, const struct kc_coll_ctx *c, struct kc_hier *h)
+{
+	u32 l, id, all = 0;
+	int ret;
 
 	h->n = kc_topo_levels(c->topo, c->rank, h->lv);
 	if (kc_op_rooted(c->op->op))
 		kc_topo_levels(c->topo, c->op->root, h->rlv);
+	if (c->op->op == KCOLL_OP_ALLTOALL || c->op->op == KCOLL_OP_ALLTOALLV) {
+		/* one phase over all ranks: only the top level's entry is used */
+		if (!h->n)
+			return 0;
+		id = KCOLL_ALGO_AUTO;
+		for (l = h->n; l-- > 0;) {
+			all |= h->lv[l].levels;
+			if (!id)
+				id = kc_level_algo(c->cfg->algo, h->lv[l].cfg_level,
+						   h->lv[l].levels, NULL);
+		}
+		l = h->n - 1;
+		if (!id)
+			id = kc_select_level(c, h->lv[l].cfg_level, h->lv[l].g.size);
+		return kc_hier_set(b, c, h, l, id, all);
+	}
 	for (l = 0; l < h->n; l++) {
 		u32 cl = h->lv[l].cfg_level;
-		u32 id = c->cfg->algo[cl];
 
+		id = kc_level_algo(c->cfg->algo, cl, h->lv[l].levels, NULL);
 		if (id == KCOLL_ALGO_AUTO)
 			id = kc_select_level(c, cl, h->lv[l].g.size);
-		h->alg[l] = kc_algo_get(id);
-		if (!h->alg[l] || h->alg[l]->build)
-			return kc_coll_error(c, -EOPNOTSUPP, "not a single-level algorithm",
-					     kc_algo_name(id));
-		if (!b->plan->algo[cl])
-			b->plan->algo[cl] = id;
+		ret = kc_hier_set(b, c, h, l, id, h->lv[l].levels);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

@@ -105,7 +105,8 @@ struct kc_prog {
 	u64 alt_off;
 };
 
-#define KC_PLAN_MAX_NOTE 96
+/* The note: a builder's shape after why configured algorithms did not run. */
+#define KC_PLAN_MAX_NOTE 160
 
 struct kc_plan {
 	struct kc_step *steps;	/* records: steps, repeat headers, repeat bodies */
@@ -127,7 +128,13 @@ struct kc_plan {
 	u32 redop;
 	u32 esize;
 	u32 algo[KCOLL_LEVEL_COUNT];	/* algorithm used per level (0 = unused) */
-	char note[KC_PLAN_MAX_NOTE];	/* human-readable shape, for explain */
+	/*
+	 * Bit l: the algorithm configured for level l (kc_algo_cfg.conf, or
+	 * algo where the caller set it) did not run there, although the
+	 * topology has the level; note says what ran instead and why.
+	 */
+	u32 fallback;
+	char note[KC_PLAN_MAX_NOTE];	/* human-readable, for explain and observers */
 };
 
 void kc_plan_free(struct kc_plan *plan);
@@ -135,6 +142,17 @@ void kc_plan_free(struct kc_plan *plan);
 /* Bytes this rank sends / receives in total (for tests and the simulator). */
 u64 kc_plan_bytes_sent(const struct kc_plan *plan);
 u64 kc_plan_bytes_received(const struct kc_plan *plan);
+
+/**
+ * kc_plan_writes_buf() - whether a plan writes one of its buffers
+ * @plan: the plan
+ * @buf: enum kc_buf
+ *
+ * Return: true when any step of any round has @buf as its destination
+ * (receive, receive-reduce, copy, reduce, average); false when the plan
+ * only reads @buf or does not use it, so that it may be read-only memory.
+ */
+bool kc_plan_writes_buf(const struct kc_plan *plan, u8 buf);
 
 /* ------------------------------------------------------------ walking */
 

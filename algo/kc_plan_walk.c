@@ -36,6 +36,35 @@ u64 kc_plan_bytes_received(const struct kc_plan *plan)
 	return kc_plan_bytes(plan, false);
 }
 
+/* A step that writes its buffer: everything but a send. */
+static bool kc_step_writes(const struct kc_step *s, u8 buf)
+{
+	return s->kind != KC_STEP_SEND && s->kind < KC_STEP_KIND_COUNT && s->buf == buf;
+}
+
+bool kc_plan_writes_buf(const struct kc_plan *plan, u8 buf)
+{
+	struct kc_round_it r;
+	struct kc_step_it it;
+	struct kc_step s;
+	bool more;
+	u32 i;
+
+	/* Expanded steps keep their record's kind and buffer: no record, no step. */
+	for (i = 0; i < plan->nsteps; i++)
+		if (kc_step_writes(&plan->steps[i], buf))
+			break;
+	if (i == plan->nsteps)
+		return false;
+	for (more = kc_plan_round_first(plan, &r); more; more = kc_plan_round_next(plan, &r)) {
+		kc_plan_steps_begin(plan, &r, &it);
+		while (kc_plan_step_next(plan, &it, &s))
+			if (kc_step_writes(&s, buf))
+				return true;
+	}
+	return false;
+}
+
 void kc_plan_expanded_size(const struct kc_plan *plan, u64 *nsteps, u32 *nrounds)
 {
 	struct kc_round_it r;

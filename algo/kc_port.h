@@ -20,14 +20,19 @@
 
 #define kc_snprintf snprintf
 
+/*
+ * Plans, topologies and executors are made for a process: charged to its
+ * memory cgroup (the module makes the creator's the active one where the
+ * work runs in a kernel thread).
+ */
 static inline void *kc_malloc(size_t n)
 {
-	return kvmalloc(n, GFP_KERNEL);
+	return kvmalloc(n, GFP_KERNEL_ACCOUNT);
 }
 
 static inline void *kc_zalloc(size_t n)
 {
-	return kvzalloc(n, GFP_KERNEL);
+	return kvzalloc(n, GFP_KERNEL_ACCOUNT);
 }
 
 static inline void kc_free(void *p)

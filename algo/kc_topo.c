@@ -240,10 +240,11 @@ int kc_topo_init_regular(struct kc_topo *t, u32 npods, u32 servers_per_pod, u32 
 	return ret;
 }
 
-static void kc_level_set(struct kc_level *l, u32 cfg, u32 span, u32 size, u32 me, u32 base,
-			 u32 stride)
+static void kc_level_set(struct kc_level *l, u32 cfg, u32 levels, u32 span, u32 size, u32 me,
+			 u32 base, u32 stride)
 {
 	l->cfg_level = cfg;
+	l->levels = levels | KC_LEVEL_BIT(cfg);
 	l->span = span;
 	l->g.size = size;
 	l->g.me = me;
@@ -263,30 +264,35 @@ u32 kc_topo_levels(const struct kc_topo *t, u32 rank, struct kc_level *lv)
 		u32 sp = s - t->pod_first[q];
 		u32 m = t->pod_first[q + 1] - t->pod_first[q];
 
-		kc_level_set(&lv[n++], KCOLL_LEVEL0, 1, k, local, t->server_first[s], 1);
+		kc_level_set(&lv[n++], KCOLL_LEVEL0, 0, 1, k, local, t->server_first[s], 1);
 		if (t->npods > 1 && t->pod_servers) {
 			if (m > 1)
-				kc_level_set(&lv[n++], KCOLL_LEVEL1, k, m, sp,
+				kc_level_set(&lv[n++], KCOLL_LEVEL1, 0, k, m, sp,
 					     t->pod_first[q] * k + local, k);
-			kc_level_set(&lv[n++], KCOLL_LEVEL2, m * k, t->npods, q, sp * k + local,
+			kc_level_set(&lv[n++], KCOLL_LEVEL2, 0, m * k, t->npods, q, sp * k + local,
 				     m * k);
 		} else if (t->nservers > 1) {
 			/* one pod, or pods of different sizes merged into level1 */
-			kc_level_set(&lv[n++], KCOLL_LEVEL1, k, t->nservers, s, local, k);
+			u32 up = t->npods > 1 ? KC_LEVEL_BIT(KCOLL_LEVEL2) : 0;
+
+			kc_level_set(&lv[n++], KCOLL_LEVEL1, up, k, t->nservers, s, local, k);
 		}
 	} else {
 		/* servers of one rank, or of different sizes: a pod is a group */
 		u32 p0 = t->server_first[t->pod_first[q]];
 		u32 pn = t->server_first[t->pod_first[q + 1]] - p0;
 		u32 lvl0 = t->nservers == t->npods ? KCOLL_LEVEL0 : KCOLL_LEVEL1;
+		/* servers of different sizes merge level0 into the level above */
+		u32 in = k ? 0 : KC_LEVEL_BIT(KCOLL_LEVEL0);
+		u32 up = t->npods > 1 ? KC_LEVEL_BIT(KCOLL_LEVEL2) : 0;
 
 		if (t->npods > 1 && t->pod_ranks) {
 			if (pn > 1)
-				kc_level_set(&lv[n++], lvl0, 1, pn, rank - p0, p0, 1);
-			kc_level_set(&lv[n++], KCOLL_LEVEL2, pn, t->npods, q, rank - p0, pn);
+				kc_level_set(&lv[n++], lvl0, in, 1, pn, rank - p0, p0, 1);
+			kc_level_set(&lv[n++], KCOLL_LEVEL2, 0, pn, t->npods, q, rank - p0, pn);
 		} else if (t->nranks > 1) {
-			kc_level_set(&lv[n++], t->npods > 1 ? KCOLL_LEVEL1 : lvl0, 1, t->nranks,
-				     rank, 0, 1);
+			kc_level_set(&lv[n++], t->npods > 1 ? KCOLL_LEVEL1 : lvl0, in | up, 1,
+				     t->nranks, rank, 0, 1);
 		}
 	}
 	return n;

@@ -66,16 +66,27 @@ static inline u32 kc_topo_server_size(const struct kc_topo *t, u32 s)
 /* One effective level seen from one rank. */
 struct kc_level {
 	u32 cfg_level;		/* which HCCL_ALGO level configures it */
+	/*
+	 * The HCCL_ALGO levels it stands for, bit l for level l: cfg_level
+	 * and every level merged into it (groups of unequal size).  A level
+	 * whose groups have one member is in no mask: it runs nothing.
+	 */
+	u32 levels;
 	u32 span;		/* ranks below one member (contiguous) */
 	struct kc_group g;	/* this rank's group at the level */
 };
 
 #define KC_MAX_LEVELS KCOLL_LEVEL_COUNT
+/* Bit of HCCL_ALGO level l in struct kc_level.levels and in level masks. */
+#define KC_LEVEL_BIT(l) (1u << (l))
 
 /*
  * Effective levels of rank @rank, lowest first; returns how many (0 for a
  * single rank).  Each member of a level-l group stands for span ranks that
  * are contiguous; the span of level l + 1 is span * g.size of level l.
+ * Every rank has the same levels (sizes, cfg_level, levels), only its
+ * groups differ.  A merged level is always configured by level1 (its
+ * cfg_level), the level between servers.
  */
 u32 kc_topo_levels(const struct kc_topo *t, u32 rank, struct kc_level *lv);
 

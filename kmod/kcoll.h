@@ -21,11 +21,14 @@
 #include <linux/eventfd.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/ratelimit.h>
 #include <linux/socket.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <crypto/sha2.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cm.h>
 #include <rdma/rdma_cm.h>
@@ -36,6 +39,7 @@
 #include "kc_topo.h"
 #include "uapi/linux/kcoll.h"
 #include "uapi/linux/kcoll_genl.h"
+#include "uapi/linux/kcoll_wire.h"
 
 #define KCOLL_MAX_RANKS		4096
 #define KCOLL_MAX_INFLIGHT	1024
@@ -79,6 +83,16 @@ struct kcoll_tunables {
  * the chunk, one more than its size in pages as it may start mid-page.
  */
 #define KCOLL_CHUNK_MAX		((u32)((KCOLL_MAX_SGE - 2) * PAGE_SIZE))
+/*
+ * A receive slot holds the largest message, a chunk after the executor's
+ * header: whole pages (alloc_pages_exact()), what kcoll_comm_footprint()
+ * counts.
+ */
+static inline u32 kcoll_rx_slot_bytes(u32 chunk_bytes)
+{
+	return chunk_bytes + KC_HDR_BYTES;
+}
+
 #define KCOLL_SLOTS_MIN		1u
 #define KCOLL_SLOTS_MAX		64u
 #define KCOLL_TIMEOUT_MIN	10u
@@ -108,6 +122,7 @@ struct kcoll_mr {
 	void *vaddr;			/* vmap of all pages */
 	u64 uaddr;			/* user address of the first byte */
 	bool user;			/* pinned user pages, else our own */
+	bool writable;			/* pinned for writing; else never written */
 	u64 len;
 	u32 pgoff;			/* offset of the first byte in pages[0] */
 	struct mm_struct *mm;		/* charged mm (pinned_vm), NULL for kernel pages */
@@ -117,7 +132,19 @@ struct kcoll_mr {
 	atomic_t users;			/* operations not yet complete using it */
 };
 
-struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len);
+/*
+ * How kcoll_mr_pin() pins: for writing, for reading only (a send buffer of
+ * one operation: the pages as they are now), or for reading only as a
+ * registration that must see later writes (writable private memory is
+ * made the process's own copy first).
+ */
+enum kcoll_pin {
+	KCOLL_PIN_WRITE,
+	KCOLL_PIN_READ,
+	KCOLL_PIN_READ_REG,
+};
+
+struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len, enum kcoll_pin how);
 struct kcoll_mr *kcoll_mr_alloc_kernel(u64 len);
 int kcoll_mr_dma_map(struct kcoll_mr *mr, struct ib_device *ibdev);
 void kcoll_mr_free(struct kcoll_mr *mr);
@@ -142,6 +169,7 @@ enum kcoll_conn_state {
 	KCOLL_CONN_UP,
 	KCOLL_CONN_FAILED,
 	KCOLL_CONN_CLOSED,
+	KCOLL_CONN_AUTH,		/* accepted: waiting for the peer's proof */
 };
 
 struct kcoll_conn;
@@ -186,6 +214,11 @@ struct kcoll_conn {
 	 */
 	bool superseded;
 	int cm_err;
+	/* the handshake's nonces (uapi/linux/kcoll_wire.h) */
+	u8 nonce_active[KCOLL_NONCE_BYTES];
+	u8 nonce_passive[KCOLL_NONCE_BYTES];
+	struct kcoll_auth_msg *proof;	/* active side with a secret: what it sends */
+	u64 proof_dma;
 	u32 nrx;
 	struct kcoll_rx *rx;		/* [nrx] */
 	/* the header of the first message of an operation, see kcoll_xport.c */
@@ -209,12 +242,24 @@ int kcoll_listen(struct kcoll_comm *comm);
 int kcoll_rdma_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
 bool kcoll_rdma_uses_device(struct kcoll_comm *comm, struct ib_device *ibdev);
 
+/* ----------------------------------------------------------- membership */
+
+int kcoll_auth_init(struct kcoll_comm *comm, const u8 *secret, u32 len);
+void kcoll_auth_free(struct kcoll_comm *comm);
+void kcoll_auth_nonce(u8 nonce[KCOLL_NONCE_BYTES]);
+int kcoll_auth_mac(const struct kcoll_conn *conn, u8 role, u8 mac[KCOLL_MAC_BYTES]);
+bool kcoll_auth_check(const struct kcoll_conn *conn, u8 role, const u8 mac[KCOLL_MAC_BYTES]);
+bool kcoll_auth_addr_ok(const struct kcoll_comm *comm, u32 peer, const struct sockaddr *from);
+void kcoll_auth_refused(struct kcoll_comm *comm, u32 peer, const struct sockaddr *from,
+			const char *why);
+
 /* ------------------------------------------------------------ transport */
 
 extern const struct kc_xport_ops kcoll_xport_ops;
 int kcoll_conn_alloc_queues(struct kcoll_conn *conn);
 void kcoll_conn_free_queues(struct kcoll_conn *conn);
 int kcoll_conn_post_rx_all(struct kcoll_conn *conn);
+int kcoll_conn_send_proof(struct kcoll_conn *conn);
 void kcoll_conn_feed_early(struct kcoll_conn *conn);
 
 /* ----------------------------------------------------------- operations */
@@ -235,6 +280,8 @@ struct kcoll_task {
 	bool ex_ready;
 	u64 start_ns;
 	u8 algo[KCOLL_LEVEL_COUNT];	/* what the plan runs per level, for observers */
+	u32 fallback;			/* the plan's: configured levels not run */
+	char note[KC_PLAN_MAX_NOTE];	/* the plan's note, kept only with a fallback */
 	struct kcoll_completion cpl;
 };
 
@@ -251,7 +298,11 @@ struct kcoll_lastop {
 	u32 op;
 	u32 status;			/* positive errno, 0: success */
 	u8 algo[KCOLL_LEVEL_COUNT];
+	u32 fallback;			/* KCOLL_LASTOP_A_FALLBACK */
+	char note[KC_PLAN_MAX_NOTE];	/* KCOLL_LASTOP_A_NOTE, with a fallback */
 };
+
+struct mem_cgroup;
 
 struct kcoll_comm {
 	u64 id;
@@ -277,6 +328,7 @@ struct kcoll_comm {
 	/* data path: executor, operation queue, completions */
 	struct mutex lock;
 	int err;			/* first fatal error, then refused */
+	bool aborted;			/* KCOLL_IOC_ABORT: refused with -ECANCELED */
 	int lost_err;			/* a peer left: no new submissions */
 	bool dead;			/* QPs stopped: nothing may be posted */
 	u8 next_seq;
@@ -295,25 +347,56 @@ struct kcoll_comm {
 	u64 ops_failed;
 	u64 ops_timed_out;
 	bool fail_notified;		/* the op-failure event went out */
+	u32 fallback_notified;		/* bit op: the algo-fallback event went out */
 	bool closing;			/* destroyed: no more events about it */
 	struct kcoll_lastop last[KCOLL_GENL_LAST_OPS];	/* ring of the last ops */
 	u32 last_next;			/* slot the next completion takes */
 	u32 last_n;			/* valid entries */
 
+	/* membership (kmod/kcoll_auth.c) */
+	struct crypto_shash *auth_tfm;	/* HMAC-SHA256 keyed with the secret, or NULL */
+	u8 table_digest[SHA256_DIGEST_SIZE];
+	atomic64_t refused;		/* connections refused: address or proof */
+
 	/* for observers and automatic selection; fixed at creation */
 	pid_t pid;			/* tgid of the creator */
+	kuid_t uid;			/* effective uid of the creator: the owner */
+	/* what it is charged (kcoll_guard.c); fixed at creation */
+	u64 mem_bytes;			/* worst-case footprint against user_max_bytes */
+	struct mem_cgroup *memcg;	/* the creator's, for work done on its behalf */
 	struct kc_cost_model model;	/* sysfs link model for automatic selection */
 };
 
+/*
+ * Creation in two steps: kcoll_comm_create() checks the arguments, builds
+ * the communicator and listens (it does not wait); kcoll_comm_connect()
+ * waits for every peer (interruptibly; kcoll_comm_cancel() from another
+ * thread ends it with -ECANCELED).  A communicator whose connect failed
+ * is freed with kcoll_comm_discard().
+ */
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
-				     struct kcoll_rank *ranks, const char *algo);
+				     struct kcoll_rank *ranks, const char *algo, const u8 *secret);
+int kcoll_comm_connect(struct kcoll_comm *comm);
+void kcoll_comm_cancel(struct kcoll_comm *comm);
+void kcoll_comm_discard(struct kcoll_comm *comm);
 void kcoll_comm_destroy(struct kcoll_comm *comm);
-int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op);
+/* The id the next submission gets (stable while the caller serialises submissions). */
+u64 kcoll_comm_next_id(struct kcoll_comm *comm);
+/* Queue @op as operation @id (kcoll_comm_next_id()); @op belongs to the comm after 0. */
+int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op, u64 id);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err);
 void kcoll_comm_lost(struct kcoll_comm *comm, int err);
 void kcoll_comm_advance(struct kcoll_comm *comm);
-int kcoll_comm_reap(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max,
-		    bool wait, u32 timeout_ms, u32 *count);
+/*
+ * Reaping in three steps, so that nothing is lost to a failed copy-out:
+ * wait (interruptibly) until a completion is there (*@left: jiffies, or
+ * MAX_SCHEDULE_TIMEOUT), copy the oldest ones without removing them,
+ * then remove exactly those.  The caller keeps other reapers out between
+ * peek and consume (kcoll_file.reap_lock).
+ */
+int kcoll_comm_reap_wait(struct kcoll_comm *comm, long *left);
+u32 kcoll_comm_reap_peek(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max);
+void kcoll_comm_reap_consume(struct kcoll_comm *comm, u32 n);
 void kcoll_comm_abort(struct kcoll_comm *comm);
 void kcoll_comms_remove_device(struct ib_device *ibdev);
 /*
@@ -329,6 +412,42 @@ int kcoll_comm_visit(u64 id, int (*fill)(struct kcoll_comm *comm, void *arg), vo
 u32 kcoll_comm_state(const struct kcoll_comm *comm);
 u32 kcoll_peer_state(const struct kcoll_comm *comm, u32 peer);
 
+/* ------------------------------------------------------- sharing a node */
+
+/*
+ * kcoll_guard.c: what keeps one user of a shared node from hurting the
+ * others -- the per-user bound on communicators' kernel memory
+ * (user_max_bytes), the creator's memory cgroup for allocations made
+ * outside its context, and one rate limit for every log message a local
+ * user or a remote peer can cause.
+ */
+u64 kcoll_comm_footprint(u32 nranks, u32 slots, u32 chunk_bytes);
+int kcoll_comm_charge(struct kcoll_comm *comm);
+void kcoll_comm_uncharge(struct kcoll_comm *comm);
+struct mem_cgroup *kcoll_memcg_enter(struct kcoll_comm *comm);
+void kcoll_memcg_exit(struct mem_cgroup *old);
+
+/* kcoll_sysfs.c: user_max_bytes, 0 for no limit. */
+u64 kcoll_user_max_bytes(void);
+
+/*
+ * Messages about what a local user or a remote peer did go through one
+ * shared rate limit, so that no mix of causes floods the log; text that
+ * came from them is escaped (%*pE) or not printed at all: the errno tells
+ * the caller.  Every line starts with "kcoll: " (pr_fmt).
+ */
+extern struct ratelimit_state kcoll_user_rs;
+#define kcoll_info_rl(fmt, ...)						\
+	do {								\
+		if (__ratelimit(&kcoll_user_rs))			\
+			pr_info(fmt, ##__VA_ARGS__);			\
+	} while (0)
+#define kcoll_warn_rl(fmt, ...)						\
+	do {								\
+		if (__ratelimit(&kcoll_user_rs))			\
+			pr_warn(fmt, ##__VA_ARGS__);			\
+	} while (0)
+
 /* ------------------------------------------------------ generic netlink */
 
 int kcoll_genl_init(void);
@@ -336,14 +455,26 @@ void kcoll_genl_exit(void);
 /* Notifications on the "events" group; cheap when nobody listens. */
 void kcoll_genl_notify_comm(struct kcoll_comm *comm, u8 cmd);
 void kcoll_genl_notify_op_fail(struct kcoll_comm *comm, const struct kcoll_lastop *op);
+void kcoll_genl_notify_algo_fallback(struct kcoll_comm *comm, const struct kcoll_lastop *op);
 void kcoll_genl_notify_peer_lost(struct kcoll_comm *comm, u32 peer, int err);
 
 /* ---------------------------------------------------------------- file */
 
+/*
+ * kcoll_file.lock is held only briefly: never across a wait for a peer,
+ * so no ioctl of the file waits for another one.  A creation in progress
+ * is marked (creating), connects without the lock and installs the
+ * communicator at the end.
+ */
 struct kcoll_file {
-	struct mutex lock;		/* comm creation, registrations */
+	struct mutex lock;		/* the fields below, submissions */
 	struct mm_struct *mm;		/* of the opener: the only user (grabbed) */
 	struct kcoll_comm *comm;
+	bool creating;			/* a KCOLL_IOC_COMM_CREATE is under way */
+	bool create_cancel;		/* ABORT or close asked it to stop */
+	struct kcoll_comm *connecting;	/* its communicator while it connects */
+	wait_queue_head_t create_wq;	/* woken when creating is cleared */
+	struct mutex reap_lock;		/* one reaper between peek and consume */
 	struct xarray regs;		/* handle -> struct kcoll_mr */
 	u32 next_handle;
 };

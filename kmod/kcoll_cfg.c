@@ -4,6 +4,9 @@
  * shared parser (algo/kc_cfg): the syntax and the algorithm names are
  * algo/'s business; this file only resolves the result per operation so
  * that submitting an operation is a table look-up.
+ *
+ * Strings come from any user (KCOLL_IOC_COMM_CREATE) as well as from
+ * root (sysfs): a refused one is never echoed to the kernel log.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,15 +19,21 @@ int kcoll_algo_parse(const char *str, struct kcoll_algo_sel *sel)
 {
 	struct kc_algo_conf *conf;
 	char err[128] = "";
+	const char *msg;
 	u32 op;
 	int ret;
 
-	conf = kzalloc(sizeof(*conf), GFP_KERNEL);
+	conf = kzalloc(sizeof(*conf), GFP_KERNEL_ACCOUNT);
 	if (!conf)
 		return -ENOMEM;
 	ret = kc_cfg_parse(str, conf, err, sizeof(err));
 	if (ret) {
-		pr_info("HCCL_ALGO \"%s\": %s\n", str, err[0] ? err : "invalid");
+		/*
+		 * @str is anyone's (KCOLL_IOC_COMM_CREATE): not printed; the
+		 * parser's message says where it failed and is escaped too.
+		 */
+		msg = err[0] ? err : "HCCL_ALGO: invalid";
+		kcoll_info_rl("%*pE\n", (int)strlen(msg), msg);
 		goto out;
 	}
 	for (op = 0; op < KCOLL_OP_COUNT; op++) {

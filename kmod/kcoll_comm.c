@@ -22,9 +22,15 @@
  * peer's connection is drained (lost_work), and then each operation asks
  * its executor whether it still needs that peer; only one that does fails,
  * with -ECONNRESET.  New submissions are refused from the disconnect on.
+ *
+ * What a communicator holds is charged to its creator: its worst case to
+ * the owner's user_max_bytes at creation, every allocation to the
+ * creator's memory cgroup, also from the kernel threads that start
+ * operations or set up connections (kcoll_guard.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
@@ -90,12 +96,26 @@ static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_task *o
 	l->status = status < 0 ? -status : 0;
 	l->duration_ns = op->start_ns ? op->cpl.complete_ns - op->start_ns : 0;
 	memcpy(l->algo, op->algo, sizeof(l->algo));
+	l->fallback = op->fallback;
+	if (op->fallback)
+		memcpy(l->note, op->note, sizeof(l->note));
+	else
+		l->note[0] = '\0';
 	comm->last_next = (comm->last_next + 1) % ARRAY_SIZE(comm->last);
 	if (comm->last_n < ARRAY_SIZE(comm->last))
 		comm->last_n++;
 
 	comm->ops_done++;
 	comm->bytes_done += op->cpl.bytes;
+	/*
+	 * A configured algorithm that did not run: said once per kind of
+	 * operation (the last-ops ring shows every one), so a loop of them
+	 * does not flood listeners.  l->op < KCOLL_OP_COUNT: validated.
+	 */
+	if (l->fallback && !(comm->fallback_notified & BIT(l->op)) && !comm->closing) {
+		comm->fallback_notified |= BIT(l->op);
+		kcoll_genl_notify_algo_fallback(comm, l);
+	}
 	if (!status)
 		return;
 	comm->ops_failed++;
@@ -142,6 +162,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 		.desc = &op->desc,
 	};
 	void *bufs[KC_BUF_COUNT] = {};
+	struct mem_cgroup *old_memcg;
 	u32 i;
 	int ret;
 
@@ -150,7 +171,10 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 			bufs[i] = (u8 *)op->mr[i]->vaddr + op->mroff[i];
 	comm->active = op;
 	op->start_ns = ktime_get_ns();
+	/* Maybe from completion work: charge the creator, not the kworker. */
+	old_memcg = kcoll_memcg_enter(comm);
 	ret = kc_exec_init(&op->ex, op->plan, bufs, &cfg, &kcoll_xport_ops, op);
+	kcoll_memcg_exit(old_memcg);
 	if (ret) {
 		kcoll_comm_fail(comm, ret);
 		return;
@@ -312,8 +336,8 @@ static void kcoll_comm_timeout_work(struct work_struct *work)
 		u64 age_ms = (ktime_get_ns() - comm->active->start_ns) / NSEC_PER_MSEC;
 
 		if (age_ms >= comm->timeout_ms) {
-			pr_info("comm %llu: op %llu timed out after %u ms\n", comm->id,
-				comm->active->id, comm->timeout_ms);
+			kcoll_info_rl("comm %llu: op %llu timed out after %u ms\n", comm->id,
+				      comm->active->id, comm->timeout_ms);
 			kcoll_comm_fail(comm, -ETIMEDOUT);
 		} else {
 			mod_delayed_work(kcoll_wq_get(), &comm->timeout_work,
@@ -323,12 +347,27 @@ static void kcoll_comm_timeout_work(struct work_struct *work)
 	mutex_unlock(&comm->lock);
 }
 
-int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op)
+u64 kcoll_comm_next_id(struct kcoll_comm *comm)
+{
+	u64 id;
+
+	mutex_lock(&comm->lock);
+	id = comm->next_id + 1;
+	mutex_unlock(&comm->lock);
+	return id;
+}
+
+int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op, u64 id)
 {
 	int ret = 0;
 	u32 i;
 
 	mutex_lock(&comm->lock);
+	/* After a local abort, ECANCELED whatever ended the communicator first. */
+	if (comm->aborted) {
+		ret = -ECANCELED;
+		goto out;
+	}
 	if (comm->err || comm->lost_err) {
 		ret = comm->err ? comm->err : comm->lost_err;
 		goto out;
@@ -337,15 +376,25 @@ int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op)
 		ret = -EAGAIN;
 		goto out;
 	}
+	/* The caller wrote @id out already: submissions are serialised. */
+	if (WARN_ON_ONCE(id != comm->next_id + 1)) {
+		ret = -EIO;
+		goto out;
+	}
 	op->comm = comm;
 	op->id = ++comm->next_id;
 	op->seq = comm->next_seq++;
 	op->cpl.op_id = op->id;
 	op->cpl.cookie = op->cookie;
 	op->cpl.submit_ns = ktime_get_ns();
-	if (op->plan)
+	if (op->plan) {
 		for (i = 0; i < KCOLL_LEVEL_COUNT; i++)
 			op->algo[i] = op->plan->algo[i];
+		/* what algo/ put in the plan, passed along as it is */
+		op->fallback = op->plan->fallback;
+		if (op->fallback)
+			strscpy(op->note, op->plan->note, sizeof(op->note));
+	}
 	comm->nops++;
 	list_add_tail(&op->node, &comm->queued);
 	if (!comm->active)
@@ -361,40 +410,66 @@ static bool kcoll_reap_ready(struct kcoll_comm *comm)
 	return !list_empty_careful(&comm->done) || !READ_ONCE(comm->nops);
 }
 
-int kcoll_comm_reap(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max,
-		    bool wait, u32 timeout_ms, u32 *count)
+/*
+ * Wait until a completion is ready or nothing is outstanding.  -ENOENT
+ * when nothing is outstanding to begin with, -EINTR at a signal,
+ * -ETIMEDOUT when *@left (jiffies, updated) runs out.
+ */
+int kcoll_comm_reap_wait(struct kcoll_comm *comm, long *left)
 {
-	struct kcoll_task *op, *tmp;
+	u32 nops;
+	long t;
+
+	mutex_lock(&comm->lock);
+	nops = comm->nops;
+	mutex_unlock(&comm->lock);
+	if (!nops)
+		return -ENOENT;
+	t = wait_event_interruptible_timeout(comm->done_wq, kcoll_reap_ready(comm), *left);
+	if (t < 0)
+		return -EINTR;
+	if (!t)
+		return -ETIMEDOUT;
+	if (*left != MAX_SCHEDULE_TIMEOUT)
+		*left = t;
+	return 0;
+}
+
+/* Copy the oldest (at most @max) completions to @out, leaving them queued. */
+u32 kcoll_comm_reap_peek(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max)
+{
+	struct kcoll_task *op;
 	u32 n = 0;
 
-	*count = 0;
-	if (wait) {
-		long t = timeout_ms ? msecs_to_jiffies(timeout_ms) : MAX_SCHEDULE_TIMEOUT;
-
-		mutex_lock(&comm->lock);
-		if (!comm->nops) {
-			mutex_unlock(&comm->lock);
-			return -ENOENT;
-		}
-		mutex_unlock(&comm->lock);
-		t = wait_event_interruptible_timeout(comm->done_wq, kcoll_reap_ready(comm), t);
-		if (t < 0)
-			return -EINTR;
-		if (!t)
-			return -ETIMEDOUT;
-	}
 	mutex_lock(&comm->lock);
-	list_for_each_entry_safe(op, tmp, &comm->done, node) {
+	list_for_each_entry(op, &comm->done, node) {
 		if (n == max)
 			break;
 		out[n++] = op->cpl;
+	}
+	mutex_unlock(&comm->lock);
+	return n;
+}
+
+/*
+ * Remove the @n oldest completions, the ones kcoll_comm_reap_peek() gave:
+ * only reapers remove completions, one at a time, and new ones go to the
+ * tail.
+ */
+void kcoll_comm_reap_consume(struct kcoll_comm *comm, u32 n)
+{
+	struct kcoll_task *op;
+
+	mutex_lock(&comm->lock);
+	while (n--) {
+		op = list_first_entry_or_null(&comm->done, struct kcoll_task, node);
+		if (WARN_ON_ONCE(!op))
+			break;
 		list_del(&op->node);
 		comm->nops--;
 		kfree(op);
 	}
 	mutex_unlock(&comm->lock);
-	*count = n;
-	return 0;
 }
 
 static bool kcoll_comm_quiet(struct kcoll_comm *comm);
@@ -415,6 +490,7 @@ void kcoll_comm_abort(struct kcoll_comm *comm)
 		wait_event_timeout(comm->done_wq, kcoll_comm_quiet(comm), HZ);
 
 	mutex_lock(&comm->lock);
+	comm->aborted = true;
 	kcoll_comm_fail(comm, -ECANCELED);
 	mutex_unlock(&comm->lock);
 }
@@ -426,7 +502,7 @@ static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
 {
 	memset(ss, 0, sizeof(*ss));
 	if (!r->port || r->port > 65535) {
-		pr_info("rank %u: port %u out of range 1..65535\n", i, r->port);
+		kcoll_info_rl("rank %u: port %u out of range 1..65535\n", i, r->port);
 		return -EINVAL;
 	}
 	if (r->family == KCOLL_AF_INET) {
@@ -445,19 +521,20 @@ static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
 		memcpy(&sin6->sin6_addr, r->addr, 16);
 		return 0;
 	}
-	pr_info("rank %u: address family %u, expected %u (IPv4) or %u (IPv6)\n",
-		i, r->family, KCOLL_AF_INET, KCOLL_AF_INET6);
+	kcoll_info_rl("rank %u: address family %u, expected %u (IPv4) or %u (IPv6)\n",
+		      i, r->family, KCOLL_AF_INET, KCOLL_AF_INET6);
 	return -EINVAL;
 }
 
 static int kcoll_comm_topo(struct kcoll_comm *comm)
 {
 	char err[128] = "";
+	const char *msg;
 	u32 *labels;
 	u32 i;
 	int ret;
 
-	labels = kvcalloc(2 * comm->nranks, sizeof(*labels), GFP_KERNEL);
+	labels = kvcalloc(2 * comm->nranks, sizeof(*labels), GFP_KERNEL_ACCOUNT);
 	if (!labels)
 		return -ENOMEM;
 	for (i = 0; i < comm->nranks; i++) {
@@ -466,14 +543,18 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 	}
 	ret = kc_topo_init(&comm->topo, comm->nranks, labels, labels + comm->nranks,
 			   err, sizeof(err));
-	if (ret)
-		pr_info("rank table: %s\n", err[0] ? err : "invalid topology");
+	if (ret) {
+		msg = err[0] ? err : "invalid topology";
+		kcoll_info_rl("rank table: %*pE\n", (int)strlen(msg), msg);
+	}
 	kvfree(labels);
 	return ret;
 }
 
 static void kcoll_comm_free(struct kcoll_comm *comm)
 {
+	kcoll_auth_free(comm);
+	kcoll_comm_uncharge(comm);
 	if (comm->topo.server_of)
 		kc_topo_free(&comm->topo);
 	if (comm->efd)
@@ -485,19 +566,21 @@ static void kcoll_comm_free(struct kcoll_comm *comm)
 }
 
 /*
- * Create the communicator of a file.  @ranks (taken over) was copied from
- * user space; @algo is NULL for the sysfs default.
+ * Create the communicator of a file, up to listening: nothing here waits
+ * for a peer (kcoll_comm_connect() does).  @ranks (taken over) was copied
+ * from user space; @algo is NULL for the sysfs default; @secret
+ * (arg->secret_len bytes) NULL for none.
  */
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
-				     struct kcoll_rank *ranks, const char *algo)
+				     struct kcoll_rank *ranks, const char *algo, const u8 *secret)
 {
 	struct kcoll_tunables *tun;
 	struct kcoll_comm *comm;
 	u32 i;
 	int ret;
 
-	comm = kzalloc(sizeof(*comm), GFP_KERNEL);
-	tun = kzalloc(sizeof(*tun), GFP_KERNEL);
+	comm = kzalloc(sizeof(*comm), GFP_KERNEL_ACCOUNT);
+	tun = kzalloc(sizeof(*tun), GFP_KERNEL_ACCOUNT);
 	if (!comm || !tun) {
 		kfree(comm);
 		kfree(tun);
@@ -518,6 +601,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	INIT_WORK(&comm->fail_work, kcoll_comm_fail_work);
 	INIT_WORK(&comm->lost_work, kcoll_comm_lost_work);
 	INIT_WORK(&comm->qp_err_work, kcoll_comm_qp_err_work);
+	atomic64_set(&comm->refused, 0);
 
 	kcoll_tunables_get(tun);
 	comm->chunk_bytes = arg->chunk_bytes ? arg->chunk_bytes : tun->chunk_bytes;
@@ -529,21 +613,25 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	kcoll_tunables_model(tun, &comm->model);
 	comm->model.window = comm->slots;
 	comm->pid = task_tgid_nr(current);
+	comm->uid = current_euid();
 	ret = kcoll_check_chunk(comm->chunk_bytes) ?: kcoll_check_slots(comm->slots) ?:
 	      kcoll_check_timeout(comm->timeout_ms) ?:
 	      kcoll_check_timeout(comm->connect_timeout_ms);
 	if (ret)
 		goto err_free;
+	/* The string is the caller's: never echoed (kcoll_algo_parse() says where). */
 	if (algo) {
 		ret = kcoll_algo_parse(algo, &comm->sel);
-		if (ret) {
-			pr_info("HCCL_ALGO string \"%s\" is not valid\n", algo);
+		if (ret)
 			goto err_free;
-		}
 	}
+	/* Before anything sized by nranks, slots and chunk_bytes. */
+	ret = kcoll_comm_charge(comm);
+	if (ret)
+		goto err_free;
 
-	comm->addrs = kvcalloc(comm->nranks, sizeof(*comm->addrs), GFP_KERNEL);
-	comm->conns = kvcalloc(comm->nranks, sizeof(*comm->conns), GFP_KERNEL);
+	comm->addrs = kvcalloc(comm->nranks, sizeof(*comm->addrs), GFP_KERNEL_ACCOUNT);
+	comm->conns = kvcalloc(comm->nranks, sizeof(*comm->conns), GFP_KERNEL_ACCOUNT);
 	if (!comm->addrs || !comm->conns) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -558,17 +646,24 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	ret = kcoll_comm_topo(comm);
 	if (ret)
 		goto err_free;
-	if (arg->eventfd >= 0) {
-		comm->efd = eventfd_ctx_fdget(arg->eventfd);
+	/* -1 is "none"; any other number must be an eventfd (EBADF). */
+	if (arg->eventfd != -1) {
+		comm->efd = arg->eventfd < 0 ? ERR_PTR(-EBADF) : eventfd_ctx_fdget(arg->eventfd);
 		if (IS_ERR(comm->efd)) {
-			ret = PTR_ERR(comm->efd);
+			pr_debug("create: eventfd %d is not an eventfd descriptor\n",
+				 arg->eventfd);
+			ret = -EBADF;
 			comm->efd = NULL;
 			goto err_free;
 		}
 	}
 	comm->id = atomic64_inc_return(&kcoll_comm_ids);
+	ret = kcoll_auth_init(comm, secret, arg->secret_len);
+	if (ret)
+		goto err_free;
 
-	if (comm->nranks > 1) {
+	/* Higher ranks connect to us; the highest has nobody to accept. */
+	if (comm->rank + 1 < comm->nranks) {
 		ret = kcoll_listen(comm);
 		if (ret)
 			goto err_free;
@@ -576,18 +671,51 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	mutex_lock(&kcoll_comms_lock);
 	list_add_tail(&comm->node, &kcoll_comms);
 	mutex_unlock(&kcoll_comms_lock);
+	kfree(tun);
+	return comm;
+
+err_free:
+	kfree(tun);
+	kcoll_comm_free(comm);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Wait for every peer, at most connect_timeout_ms.  The waits are
+ * interruptible (-EINTR), and kcoll_comm_cancel() ends them with
+ * -ECANCELED.  On an error the caller frees with kcoll_comm_discard().
+ */
+int kcoll_comm_connect(struct kcoll_comm *comm)
+{
+	int ret;
 
 	if (comm->nranks > 1) {
 		ret = kcoll_conns_connect(comm);
 		if (ret)
-			goto err_unlist;
+			return ret;
 	}
 	pr_debug("comm %llu: rank %u of %u up\n", comm->id, comm->rank, comm->nranks);
 	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_NEW);
-	kfree(tun);
-	return comm;
+	return 0;
+}
 
-err_unlist:
+/*
+ * KCOLL_IOC_ABORT or close() while the communicator connects: the
+ * connect sees comm->err (kcoll_comm_broken()) and ends with it.
+ */
+void kcoll_comm_cancel(struct kcoll_comm *comm)
+{
+	mutex_lock(&comm->lock);
+	comm->aborted = true;
+	if (!comm->err)
+		comm->err = -ECANCELED;
+	mutex_unlock(&comm->lock);
+	wake_up_all(&comm->conn_wq);
+}
+
+/* Free a communicator whose kcoll_comm_connect() failed. */
+void kcoll_comm_discard(struct kcoll_comm *comm)
+{
 	mutex_lock(&kcoll_comms_lock);
 	list_del(&comm->node);
 	mutex_unlock(&kcoll_comms_lock);
@@ -604,10 +732,7 @@ err_unlist:
 	kcoll_conns_destroy(comm);
 	/* No QP is left to report an error; dead: it queues nothing more. */
 	cancel_work_sync(&comm->qp_err_work);
-err_free:
-	kfree(tun);
 	kcoll_comm_free(comm);
-	return ERR_PTR(ret);
 }
 
 void kcoll_comm_destroy(struct kcoll_comm *comm)
@@ -710,6 +835,8 @@ u32 kcoll_peer_state(const struct kcoll_comm *comm, u32 peer)
 		return KCOLL_PEER_STATE_FAILED;
 	case KCOLL_CONN_CLOSED:
 		return KCOLL_PEER_STATE_CLOSED;
+	case KCOLL_CONN_AUTH:
+		return KCOLL_PEER_STATE_AUTH;
 	}
 	return KCOLL_PEER_STATE_IDLE;
 }

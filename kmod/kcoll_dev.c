@@ -4,11 +4,24 @@
  *
  * Every ioctl argument starts with its size and is read with
  * copy_struct_from_user(), so old binaries keep working when a struct
- * grows.  Arguments are checked completely before anything changes: a
- * failing ioctl leaves the file as it was.
+ * grows.  Every ioctl goes: copy in and check, do, copy out, and undo (or
+ * never start) when the copy out fails, so a failing ioctl leaves the
+ * file as it was:
+ *  - SUBMIT writes the id its operation will get (ids are given under
+ *    kf->lock, which it holds) before it queues the operation, and puts
+ *    the caller's value back if the queueing then fails;
+ *  - REAP copies the oldest completions out, entries and count, and only
+ *    then removes exactly those (one reaper at a time, kf->reap_lock);
+ *  - COMM_CREATE connects without kf->lock (see struct kcoll_file): the
+ *    file's other ioctls go on meanwhile, ABORT and the owner's last
+ *    close() (flush) cancel it, a signal interrupts it.
+ * kf->lock is never held across a wait for a peer, and taken
+ * interruptibly.  Memory allocated on the caller's behalf is charged to
+ * its memory cgroup (GFP_KERNEL_ACCOUNT).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/fdtable.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -40,7 +53,7 @@ static int kcoll_copy_in(void *k, size_t ksize, const void __user *u, size_t min
 		return -EFAULT;
 	if (usize < min)
 		return -EINVAL;
-	if (usize > PAGE_SIZE)
+	if (usize > KCOLL_STRUCT_MAX)
 		return -E2BIG;
 	return copy_struct_from_user(k, ksize, u, usize);
 }
@@ -72,7 +85,9 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	ret = kcoll_copy_in(&info, sizeof(info), uarg, sizeof(u32));
 	if (ret)
 		return ret;
-	tun = kzalloc(sizeof(*tun), GFP_KERNEL);
+	if (info.pad)
+		return -EINVAL;
+	tun = kzalloc(sizeof(*tun), GFP_KERNEL_ACCOUNT);
 	if (!tun)
 		return -ENOMEM;
 	kcoll_tunables_get(tun);
@@ -80,7 +95,7 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	info.size = sizeof(info);
 	info.abi_version = KCOLL_ABI_VERSION;
 	info.features = KCOLL_FEAT_EVENTFD | KCOLL_FEAT_USERPTR | KCOLL_FEAT_IPV6 |
-			KCOLL_FEAT_ALLTOALLV;
+			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH;
 	info.ops = kcoll_mask(KCOLL_OP_COUNT);
 	info.redops = kcoll_mask(KCOLL_REDOP_COUNT);
 	for (i = 0; i < KCOLL_DTYPE_COUNT; i++)
@@ -109,7 +124,7 @@ static struct kcoll_rank *kcoll_ranks_copy(const struct kcoll_comm_create *arg)
 	u32 i;
 	int ret;
 
-	r = kvcalloc(arg->nranks, sizeof(*r), GFP_KERNEL);
+	r = kvcalloc(arg->nranks, sizeof(*r), GFP_KERNEL_ACCOUNT);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
 	for (i = 0; i < arg->nranks; i++) {
@@ -147,16 +162,16 @@ static int kcoll_ranks_check(const struct kcoll_rank *r, u32 n)
 
 	for (i = 0; i < n; i++) {
 		if (!kcoll_rank_addr_ok(&r[i])) {
-			pr_info("rank %u: address %*phN is not a unicast address\n", i,
-				16, r[i].addr);
+			kcoll_info_rl("rank %u: address %*phN is not a unicast address\n", i,
+				      16, r[i].addr);
 			return -EINVAL;
 		}
 		/* Rank tables are small (a few thousand ranks at most). */
 		for (j = 0; j < i; j++) {
 			if (r[j].family == r[i].family && r[j].port == r[i].port &&
 			    !memcmp(r[j].addr, r[i].addr, sizeof(r[i].addr))) {
-				pr_info("ranks %u and %u have the same address and port\n",
-					j, i);
+				kcoll_info_rl("ranks %u and %u have the same address and port\n",
+					      j, i);
 				return -EINVAL;
 			}
 		}
@@ -164,12 +179,77 @@ static int kcoll_ranks_check(const struct kcoll_rank *r, u32 n)
 	return 0;
 }
 
+/* The communicator's secret, or NULL without one. */
+static u8 *kcoll_secret_copy(const struct kcoll_comm_create *arg)
+{
+	if (!arg->secret && !arg->secret_len)
+		return NULL;
+	if (!arg->secret || arg->secret_len < KCOLL_SECRET_MIN ||
+	    arg->secret_len > KCOLL_SECRET_MAX) {
+		pr_debug("create: secret of %u bytes, expected %u..%u\n", arg->secret_len,
+			 KCOLL_SECRET_MIN, KCOLL_SECRET_MAX);
+		return ERR_PTR(-EINVAL);
+	}
+	return memdup_user(u64_to_user_ptr(arg->secret), arg->secret_len);
+}
+
+/* The file's communicator, or why there is none: ENOTCONN, EBUSY while created. */
+static struct kcoll_comm *kcoll_file_comm(struct kcoll_file *kf)
+{
+	struct kcoll_comm *comm;
+
+	if (mutex_lock_interruptible(&kf->lock))
+		return ERR_PTR(-EINTR);
+	comm = kf->comm;
+	if (!comm)
+		comm = ERR_PTR(kf->creating ? -EBUSY : -ENOTCONN);
+	mutex_unlock(&kf->lock);
+	return comm;
+}
+
+/*
+ * Stop the file's creation in progress, if any: its connect ends with
+ * -ECANCELED.  kf->lock held.  Returns whether there was one.
+ */
+static bool kcoll_create_cancel(struct kcoll_file *kf)
+{
+	if (!kf->creating)
+		return false;
+	kf->create_cancel = true;
+	if (kf->connecting)
+		kcoll_comm_cancel(kf->connecting);
+	return true;
+}
+
+/* The creation failed and is undone: the file may create again. */
+static void kcoll_create_end(struct kcoll_file *kf)
+{
+	mutex_lock(&kf->lock);
+	kf->creating = false;
+	kf->connecting = NULL;
+	mutex_unlock(&kf->lock);
+	wake_up_all(&kf->create_wq);
+}
+
+/*
+ * Create the file's communicator.  The arguments are copied and checked
+ * first; then the file is marked creating (a second creation, a
+ * submission or a reap gets EBUSY), and the communicator listens and
+ * connects without kf->lock.  Its id is written out before it is
+ * installed, and the cancellation checked in the same critical section
+ * that installs it: an unwritable struct, a cancellation or any error
+ * leaves the file as it was, and "creating" ends only once the attempt
+ * is undone (ABORT waits for that).
+ */
 static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 {
 	struct kcoll_comm_create arg;
+	bool connected, restore = false;
 	struct kcoll_rank *ranks;
 	struct kcoll_comm *comm;
 	char *algo = NULL;
+	u8 *secret = NULL;
+	__u64 old_id;
 	int ret;
 
 	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), ranks));
@@ -177,19 +257,26 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 		return ret;
 	if (arg.flags || !arg.nranks || arg.nranks > KCOLL_MAX_RANKS ||
 	    arg.rank >= arg.nranks || arg.rank_size < sizeof(struct kcoll_rank) ||
-	    arg.rank_size > PAGE_SIZE || !arg.ranks) {
+	    arg.rank_size > PAGE_SIZE || !arg.ranks || arg.pad) {
 		pr_debug("create: bad flags, rank %u, nranks %u or rank_size %u\n",
 			 arg.rank, arg.nranks, arg.rank_size);
 		return -EINVAL;
 	}
 	if (arg.size < offsetofend(typeof(arg), eventfd))
 		arg.eventfd = -1;
+	old_id = arg.comm_id;
 
-	mutex_lock(&kf->lock);
-	if (kf->comm) {
-		ret = -EBUSY;
-		goto out;
+	ret = mutex_lock_interruptible(&kf->lock);
+	if (ret)
+		return ret;
+	if (kf->comm || kf->creating) {
+		mutex_unlock(&kf->lock);
+		return -EBUSY;
 	}
+	kf->creating = true;
+	kf->create_cancel = false;
+	mutex_unlock(&kf->lock);
+
 	if (arg.algo) {
 		algo = strndup_user(u64_to_user_ptr(arg.algo), KCOLL_ALGO_STR_MAX);
 		if (IS_ERR(algo)) {
@@ -197,6 +284,12 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 			algo = NULL;
 			goto out;
 		}
+	}
+	secret = kcoll_secret_copy(&arg);
+	if (IS_ERR(secret)) {
+		ret = PTR_ERR(secret);
+		secret = NULL;
+		goto out;
 	}
 	ranks = kcoll_ranks_copy(&arg);
 	if (IS_ERR(ranks)) {
@@ -208,22 +301,60 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 		kvfree(ranks);
 		goto out;
 	}
-	comm = kcoll_comm_create(&arg, ranks, algo);
+	comm = kcoll_comm_create(&arg, ranks, algo, secret);
+	/* The communicator keeps the key, not the secret. */
+	kfree_sensitive(secret);
+	secret = NULL;
 	if (IS_ERR(comm)) {
 		ret = PTR_ERR(comm);
 		goto out;
 	}
-	arg.comm_id = comm->id;
-	ret = kcoll_copy_out(uarg, &arg, sizeof(arg));
-	if (ret) {
-		kcoll_comm_destroy(comm);
-		goto out;
-	}
-	kf->comm = comm;
-out:
+
+	/* From here on ABORT and close() reach the connect. */
+	mutex_lock(&kf->lock);
+	kf->connecting = comm;
+	if (kf->create_cancel)
+		kcoll_comm_cancel(comm);
 	mutex_unlock(&kf->lock);
+	ret = kcoll_comm_connect(comm);
+	connected = !ret;
+	if (!ret) {
+		arg.comm_id = comm->id;
+		ret = kcoll_copy_out(uarg, &arg, sizeof(arg));
+	}
+	mutex_lock(&kf->lock);
+	kf->connecting = NULL;
+	/* Cancelled, whatever else the connect met meanwhile. */
+	if (kf->create_cancel) {
+		restore = !ret;
+		ret = -ECANCELED;
+	}
+	if (!ret) {
+		kf->comm = comm;
+		kf->creating = false;
+	}
+	mutex_unlock(&kf->lock);
+	if (!ret) {
+		wake_up_all(&kf->create_wq);
+		kfree(algo);
+		return 0;
+	}
+	/* Cancelled after the id went out: the caller's struct as it was. */
+	if (restore) {
+		arg.comm_id = old_id;
+		if (kcoll_copy_out(uarg, &arg, sizeof(arg)))
+			pr_debug("create: cannot restore comm_id\n");
+	}
+	if (connected)
+		kcoll_comm_destroy(comm);
+	else
+		kcoll_comm_discard(comm);
+out:
+	kcoll_create_end(kf);
 	kfree(algo);
-	return ret;
+	kfree_sensitive(secret);
+	/* Nothing is left of the attempt: a SA_RESTART handler may run it again. */
+	return ret == -EINTR ? -ERESTARTSYS : ret;
 }
 
 static long kcoll_ioctl_reg(struct kcoll_file *kf, void __user *uarg)
@@ -236,13 +367,16 @@ static long kcoll_ioctl_reg(struct kcoll_file *kf, void __user *uarg)
 	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), handle));
 	if (ret)
 		return ret;
-	if (arg.flags || !arg.len || arg.len > KCOLL_MAX_REG_BYTES)
+	if ((arg.flags & ~KCOLL_MEM_REG_RDONLY) || !arg.len || arg.len > KCOLL_MAX_REG_BYTES)
 		return -EINVAL;
-	mr = kcoll_mr_pin(arg.addr, arg.len);
+	mr = kcoll_mr_pin(arg.addr, arg.len, arg.flags & KCOLL_MEM_REG_RDONLY ?
+			  KCOLL_PIN_READ_REG : KCOLL_PIN_WRITE);
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
-	mutex_lock(&kf->lock);
-	ret = xa_alloc(&kf->regs, &id, mr, xa_limit_31b, GFP_KERNEL);
+	ret = mutex_lock_interruptible(&kf->lock);
+	if (ret)
+		goto err_free;
+	ret = xa_alloc(&kf->regs, &id, mr, xa_limit_31b, GFP_KERNEL_ACCOUNT);
 	if (ret)
 		goto err_unlock;
 	mr->handle = id;
@@ -257,6 +391,7 @@ static long kcoll_ioctl_reg(struct kcoll_file *kf, void __user *uarg)
 
 err_unlock:
 	mutex_unlock(&kf->lock);
+err_free:
 	kcoll_mr_free(mr);
 	return ret;
 }
@@ -274,7 +409,9 @@ static long kcoll_ioctl_dereg(struct kcoll_file *kf, void __user *uarg)
 		return -EINVAL;
 	if (!arg.handle || arg.handle > U32_MAX)
 		return -ENOENT;
-	mutex_lock(&kf->lock);
+	ret = mutex_lock_interruptible(&kf->lock);
+	if (ret)
+		return ret;
 	mr = xa_load(&kf->regs, arg.handle);
 	if (!mr) {
 		ret = -ENOENT;
@@ -352,17 +489,33 @@ static void kcoll_use_reg(struct kcoll_task *op, u32 b, const struct kcoll_uva *
 /*
  * Give the operation its send and receive mappings.  Plain pointers are
  * pinned now; overlapping ones once, so in-place steps see one mapping.
+ * A send buffer that is not in place and that the plan never writes is
+ * pinned for reading only; everything else must be writable, and a
+ * read-only registration there is EFAULT (checked before anything is
+ * pinned or used).
  */
 static int kcoll_map_bufs(struct kcoll_task *op, const struct kcoll_uva *s,
 			  const struct kcoll_uva *r)
 {
 	const struct kcoll_uva *u[2] = { s, r };
+	bool write[2];
 	u32 b;
+
+	write[KC_BUF_SEND] = (op->desc.flags & KC_OP_F_INPLACE) ||
+			     kc_plan_writes_buf(op->plan, KC_BUF_SEND);
+	write[KC_BUF_RECV] = true;
+	for (b = KC_BUF_SEND; b <= KC_BUF_RECV; b++) {
+		if (u[b]->bytes && u[b]->reg && write[b] && !u[b]->reg->writable) {
+			pr_debug("submit: a read-only registration as the %s buffer\n",
+				 b == KC_BUF_SEND ? "in-place send" : "receive");
+			return -EFAULT;
+		}
+	}
 
 	if (s->bytes && r->bytes && !s->reg && !r->reg &&
 	    s->va < r->va + r->bytes && r->va < s->va + s->bytes) {
 		u64 lo = min(s->va, r->va), hi = max(s->va + s->bytes, r->va + r->bytes);
-		struct kcoll_mr *mr = kcoll_mr_pin(lo, hi - lo);
+		struct kcoll_mr *mr = kcoll_mr_pin(lo, hi - lo, KCOLL_PIN_WRITE);
 
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
@@ -382,7 +535,8 @@ static int kcoll_map_bufs(struct kcoll_task *op, const struct kcoll_uva *s,
 			kcoll_use_reg(op, b, u[b]);
 			continue;
 		}
-		mr = kcoll_mr_pin(u[b]->va, u[b]->bytes);
+		mr = kcoll_mr_pin(u[b]->va, u[b]->bytes,
+				  write[b] ? KCOLL_PIN_WRITE : KCOLL_PIN_READ);
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
 		op->own[b] = mr;
@@ -415,7 +569,7 @@ static int kcoll_copy_a2av(struct kcoll_task *op, const struct kcoll_submit *arg
 	for (i = 0; i < 4; i++)
 		if (!ptrs[i])
 			return -EINVAL;
-	op->a2av = kvcalloc(4 * (size_t)n, sizeof(u64), GFP_KERNEL);
+	op->a2av = kvcalloc(4 * (size_t)n, sizeof(u64), GFP_KERNEL_ACCOUNT);
 	if (!op->a2av)
 		return -ENOMEM;
 	for (i = 0; i < 4; i++)
@@ -502,9 +656,11 @@ msg:
 
 static long kcoll_ioctl_submit(struct kcoll_file *kf, void __user *uarg)
 {
+	u64 __user *uid = uarg + offsetof(struct kcoll_submit, op_id);
 	struct kcoll_submit arg;
 	struct kcoll_comm *comm;
 	struct kcoll_task *op;
+	u64 id;
 	int ret;
 
 	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), op_id));
@@ -512,39 +668,73 @@ static long kcoll_ioctl_submit(struct kcoll_file *kf, void __user *uarg)
 		return ret;
 	if (arg.flags)
 		return -EINVAL;
-	op = kzalloc(sizeof(*op), GFP_KERNEL);
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 	if (!op)
 		return -ENOMEM;
-	mutex_lock(&kf->lock);
+	ret = mutex_lock_interruptible(&kf->lock);
+	if (ret)
+		goto err_free;
 	comm = kf->comm;
 	if (!comm) {
-		ret = -ENOTCONN;
+		ret = kf->creating ? -EBUSY : -ENOTCONN;
 		goto err;
 	}
 	ret = kcoll_prepare(kf, comm, op, &arg);
 	if (ret)
 		goto err;
-	ret = kcoll_comm_submit(comm, op);
-	if (ret)
+	/*
+	 * Ids are given under kf->lock: write this one out before the
+	 * operation exists, so that an unwritable struct never starts it.
+	 */
+	id = kcoll_comm_next_id(comm);
+	if (put_user(id, uid)) {
+		ret = -EFAULT;
 		goto err;
-	arg.op_id = op->cpl.op_id;
+	}
+	ret = kcoll_comm_submit(comm, op, id);
+	if (ret) {
+		/* Refused: the caller's op_id as it was (writable a moment ago). */
+		if (put_user(arg.op_id, uid))
+			pr_debug("submit: cannot restore op_id\n");
+		goto err;
+	}
+	/* @op is the communicator's now, and may already be reaped. */
 	mutex_unlock(&kf->lock);
-	/* The operation runs; a bad output pointer only loses its id. */
-	return put_user(arg.op_id, (u64 __user *)(uarg + offsetof(typeof(arg), op_id)));
+	return 0;
 
 err:
 	mutex_unlock(&kf->lock);
+err_free:
 	kcoll_op_destroy(op);
 	return ret;
 }
 
+/* Copy @n completions out to @out, each @esize bytes (zero-filled tail). */
+static int kcoll_reap_copy(u8 __user *out, u32 esize, const struct kcoll_completion *cpl,
+			   u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		u8 __user *e = out + (u64)i * esize;
+
+		if (copy_to_user(e, &cpl[i], sizeof(*cpl)) ||
+		    clear_user(e + sizeof(*cpl), esize - sizeof(*cpl)))
+			return -EFAULT;
+	}
+	return 0;
+}
+
 static long kcoll_ioctl_reap(struct kcoll_file *kf, void __user *uarg)
 {
+	u32 __user *ucount = uarg + offsetof(struct kcoll_reap, count);
 	struct kcoll_completion *cpl;
 	struct kcoll_comm *comm;
 	struct kcoll_reap arg;
 	u8 __user *out;
-	u32 i, n;
+	long left;
+	bool wait;
+	u32 n, got;
 	int ret;
 
 	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), entry_size));
@@ -554,30 +744,39 @@ static long kcoll_ioctl_reap(struct kcoll_file *kf, void __user *uarg)
 	    arg.entry_size < sizeof(*cpl) || arg.entry_size > PAGE_SIZE || !arg.entries)
 		return -EINVAL;
 	out = u64_to_user_ptr(arg.entries);
-	if (!access_ok(out, (u64)arg.entry_size * min_t(u32, arg.max, KCOLL_REAP_MAX)))
-		return -EFAULT;
-	mutex_lock(&kf->lock);
-	comm = kf->comm;
-	mutex_unlock(&kf->lock);
-	if (!comm)
-		return -ENOTCONN;
 	n = min_t(u32, arg.max, KCOLL_REAP_MAX);
-	cpl = kcalloc(n, sizeof(*cpl), GFP_KERNEL);
+	if (!access_ok(out, (u64)arg.entry_size * n))
+		return -EFAULT;
+	comm = kcoll_file_comm(kf);
+	if (IS_ERR(comm))
+		return PTR_ERR(comm);
+	cpl = kcalloc(n, sizeof(*cpl), GFP_KERNEL_ACCOUNT);
 	if (!cpl)
 		return -ENOMEM;
-	ret = kcoll_comm_reap(comm, cpl, n, arg.flags & KCOLL_REAP_WAIT, arg.timeout_ms, &n);
-	if (ret)
-		goto out;
-	for (i = 0; i < n; i++) {
-		u8 __user *e = out + (u64)i * arg.entry_size;
-
-		if (copy_to_user(e, &cpl[i], sizeof(*cpl)) ||
-		    clear_user(e + sizeof(*cpl), arg.entry_size - sizeof(*cpl))) {
-			ret = -EFAULT;
-			goto out;
+	wait = arg.flags & KCOLL_REAP_WAIT;
+	left = arg.timeout_ms ? msecs_to_jiffies(arg.timeout_ms) : MAX_SCHEDULE_TIMEOUT;
+	for (;;) {
+		if (wait) {
+			ret = kcoll_comm_reap_wait(comm, &left);
+			if (ret)
+				goto out;
 		}
+		ret = mutex_lock_interruptible(&kf->reap_lock);
+		if (ret)
+			goto out;
+		got = kcoll_comm_reap_peek(comm, cpl, n);
+		/* Another reaper may have taken what woke us: wait again. */
+		if (got || !wait)
+			break;
+		mutex_unlock(&kf->reap_lock);
 	}
-	ret = put_user(n, (u32 __user *)(uarg + offsetof(typeof(arg), count)));
+	/* Out first, entries and count; only then are they gone. */
+	ret = kcoll_reap_copy(out, arg.entry_size, cpl, got);
+	if (!ret && put_user(got, ucount))
+		ret = -EFAULT;
+	if (!ret)
+		kcoll_comm_reap_consume(comm, got);
+	mutex_unlock(&kf->reap_lock);
 out:
 	kfree(cpl);
 	return ret;
@@ -585,6 +784,7 @@ out:
 
 static long kcoll_ioctl_abort(struct kcoll_file *kf, void __user *uarg)
 {
+	struct kcoll_comm *comm;
 	struct kcoll_abort arg;
 	int ret;
 
@@ -593,13 +793,27 @@ static long kcoll_ioctl_abort(struct kcoll_file *kf, void __user *uarg)
 		return ret;
 	if (arg.flags)
 		return -EINVAL;
-	mutex_lock(&kf->lock);
-	if (kf->comm)
-		kcoll_comm_abort(kf->comm);
-	else
-		ret = -ENOTCONN;
+	ret = mutex_lock_interruptible(&kf->lock);
+	if (ret)
+		return ret;
+	comm = kf->comm;
+	if (!comm && kcoll_create_cancel(kf)) {
+		mutex_unlock(&kf->lock);
+		/*
+		 * Return once the creation has been undone, so that the file
+		 * can create again.  The undoing is short; a signal only ends
+		 * this wait, the cancellation stands.
+		 */
+		if (wait_event_interruptible(kf->create_wq, !READ_ONCE(kf->creating)))
+			pr_debug("abort: interrupted while the creation ends\n");
+		return 0;
+	}
 	mutex_unlock(&kf->lock);
-	return ret;
+	if (!comm)
+		return -ENOTCONN;
+	/* The communicator lives as long as the file; no kf->lock needed. */
+	kcoll_comm_abort(comm);
+	return 0;
 }
 
 static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -641,16 +855,45 @@ static int kcoll_open(struct inode *inode, struct file *file)
 {
 	struct kcoll_file *kf;
 
-	kf = kzalloc(sizeof(*kf), GFP_KERNEL);
+	kf = kzalloc(sizeof(*kf), GFP_KERNEL_ACCOUNT);
 	if (!kf)
 		return -ENOMEM;
 	mutex_init(&kf->lock);
+	mutex_init(&kf->reap_lock);
+	init_waitqueue_head(&kf->create_wq);
 	xa_init_flags(&kf->regs, XA_FLAGS_ALLOC1);
 	kf->mm = current->mm;
 	if (kf->mm)
 		mmgrab(kf->mm);
 	file->private_data = kf;
 	return nonseekable_open(inode, file);
+}
+
+static int kcoll_fd_is(const void *file, struct file *f, unsigned int fd)
+{
+	return f == file;
+}
+
+/*
+ * Every close() of a descriptor, before the last reference goes.  A
+ * creation in progress holds the file (release waits for the ioctl to
+ * return), so when the owner closes its last descriptor of the file (a
+ * thread other than the creator, or the process exits) it is cancelled
+ * here.  A dup()ed descriptor still open, or another process's close,
+ * leaves it alone.
+ */
+static int kcoll_flush(struct file *file, fl_owner_t id)
+{
+	struct kcoll_file *kf = file->private_data;
+
+	if (!READ_ONCE(kf->creating) || current->mm != kf->mm)
+		return 0;
+	if (iterate_fd((struct files_struct *)id, 0, kcoll_fd_is, file))
+		return 0;
+	mutex_lock(&kf->lock);
+	kcoll_create_cancel(kf);
+	mutex_unlock(&kf->lock);
+	return 0;
 }
 
 /* Last close, or the process died: tear everything down. */
@@ -667,6 +910,7 @@ static int kcoll_release(struct inode *inode, struct file *file)
 	xa_destroy(&kf->regs);
 	if (kf->mm)
 		mmdrop(kf->mm);
+	mutex_destroy(&kf->reap_lock);
 	mutex_destroy(&kf->lock);
 	kfree(kf);
 	return 0;
@@ -675,6 +919,7 @@ static int kcoll_release(struct inode *inode, struct file *file)
 static const struct file_operations kcoll_fops = {
 	.owner = THIS_MODULE,
 	.open = kcoll_open,
+	.flush = kcoll_flush,
 	.release = kcoll_release,
 	.unlocked_ioctl = kcoll_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

@@ -4,14 +4,27 @@
  * collctl show and collctl monitor see.  KCOLL_CMD_COMM_GET lists the
  * communicators (dump) or returns one; the "events" multicast group
  * carries communicator creation and destruction, the first failed
- * operation of a communicator and lost peers -- never a message per
- * successful operation, so the data path stays quiet.
+ * operation of a communicator, lost peers, and the first operation of
+ * each kind that did not run the algorithm the communicator's algo
+ * string configures -- never a message per successful operation, so the
+ * data path stays quiet.  What did not run and why is algo/'s plan
+ * note, passed along as it is.
  *
  * Messages are built under the communicator's lock (kcoll_comm_visit*),
  * so every counter in one message belongs to the same instant.
+ *
+ * Who sees what, as ss and /proc show other users' sockets and processes:
+ * a requester sees the communicators its user created (the owner is the
+ * creator's effective uid, the requester the user that opened the netlink
+ * socket); other users' need CAP_NET_ADMIN.  A GET of someone else's
+ * communicator is ENOENT, as for one that does not exist.  The events
+ * group tells about every user's communicators: joining it needs
+ * CAP_NET_ADMIN (GENL_MCAST_CAP_NET_ADMIN).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/build_bug.h>
+#include <linux/capability.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <net/genetlink.h>
@@ -28,8 +41,20 @@ static const struct nla_policy kcoll_genl_policy[KCOLL_A_MAX + 1] = {
 	[KCOLL_A_COMM_ID] = { .type = NLA_U64 },
 };
 
+/*
+ * genetlink checks the flag when a socket joins (Linux 6.7 and the stable
+ * series it was backported to; Debian's 6.1 and 6.12 have it).  Without
+ * it every user would get every user's events: do not build.
+ */
+#ifndef GENL_MCAST_CAP_NET_ADMIN
+#error "kcoll needs GENL_MCAST_CAP_NET_ADMIN (Linux 6.7 or a stable backport)"
+#endif
+
 static const struct genl_multicast_group kcoll_genl_mcgrps[] = {
-	[KCOLL_GENL_MCGRP_EVENTS_ID] = { .name = KCOLL_GENL_MCGRP_EVENTS },
+	[KCOLL_GENL_MCGRP_EVENTS_ID] = {
+		.name = KCOLL_GENL_MCGRP_EVENTS,
+		.flags = GENL_MCAST_CAP_NET_ADMIN,
+	},
 };
 
 static struct genl_family kcoll_genl_family;
@@ -41,7 +66,24 @@ struct kcoll_genl_msg {
 	u32 seq;
 	int flags;
 	bool peers;		/* include KCOLL_A_COMM_PEERS */
+	kuid_t uid;		/* the requester: sees its own communicators */
+	bool all;		/* CAP_NET_ADMIN: sees every user's */
+	u32 nranks;		/* kcoll_genl_get_size() */
 };
+
+static_assert(KC_PLAN_MAX_NOTE <= KCOLL_GENL_NOTE_MAX);
+
+/* Who asks, from the request: the user that opened the socket, and its capability. */
+static void kcoll_genl_requester(struct kcoll_genl_msg *m, struct sk_buff *request)
+{
+	m->uid = NETLINK_CB(request).sk->sk_uid;
+	m->all = netlink_net_capable(request, CAP_NET_ADMIN);
+}
+
+static bool kcoll_genl_visible(const struct kcoll_genl_msg *m, const struct kcoll_comm *comm)
+{
+	return m->all || uid_eq(m->uid, comm->uid);
+}
 
 static int kcoll_genl_put_lastop(struct sk_buff *skb, int type, const struct kcoll_lastop *l)
 {
@@ -58,7 +100,9 @@ static int kcoll_genl_put_lastop(struct sk_buff *skb, int type, const struct kco
 	    nla_put_u32(skb, KCOLL_LASTOP_A_ALGO_L2, l->algo[KCOLL_LEVEL2]) ||
 	    nla_put_u32(skb, KCOLL_LASTOP_A_STATUS, l->status) ||
 	    nla_put_u64_64bit(skb, KCOLL_LASTOP_A_DURATION_NS, l->duration_ns,
-			      KCOLL_LASTOP_A_PAD)) {
+			      KCOLL_LASTOP_A_PAD) ||
+	    nla_put_u32(skb, KCOLL_LASTOP_A_FALLBACK, l->fallback) ||
+	    (l->fallback && nla_put_string(skb, KCOLL_LASTOP_A_NOTE, l->note))) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
@@ -149,7 +193,10 @@ static int kcoll_genl_put_algos(struct sk_buff *skb, const struct kcoll_comm *co
 		    nla_put_u32(skb, KCOLL_ALGO_A_L1, c->algo[KCOLL_LEVEL1]) ||
 		    nla_put_u32(skb, KCOLL_ALGO_A_L2, c->algo[KCOLL_LEVEL2]) ||
 		    nla_put_u64_64bit(skb, KCOLL_ALGO_A_PIPE_BYTES, c->pipe_bytes,
-				      KCOLL_ALGO_A_PAD))
+				      KCOLL_ALGO_A_PAD) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_CONF_L0, c->conf[KCOLL_LEVEL0]) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_CONF_L1, c->conf[KCOLL_LEVEL1]) ||
+		    nla_put_u32(skb, KCOLL_ALGO_A_CONF_L2, c->conf[KCOLL_LEVEL2]))
 			return -EMSGSIZE;
 		nla_nest_end(skb, a);
 	}
@@ -173,6 +220,10 @@ static int kcoll_genl_put_counters(struct sk_buff *skb, const struct kcoll_comm 
 	int err = comm->err ? comm->err : comm->lost_err;
 
 	if (nla_put_u32(skb, KCOLL_A_COMM_STATE, kcoll_comm_state(comm)) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_AUTH, comm->auth_tfm ? KCOLL_COMM_AUTH_HMAC_SHA256 :
+							      KCOLL_COMM_AUTH_ADDRESS) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_REFUSED, atomic64_read(&comm->refused),
+			      KCOLL_A_PAD) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_ERR, err < 0 ? -err : 0) ||
 	    nla_put_u64_64bit(skb, KCOLL_A_COMM_OPS, comm->ops_done, KCOLL_A_PAD) ||
 	    nla_put_u64_64bit(skb, KCOLL_A_COMM_BYTES, comm->bytes_done, KCOLL_A_PAD) ||
@@ -189,6 +240,9 @@ static int kcoll_genl_fill_comm(struct kcoll_comm *comm, void *arg)
 	struct sk_buff *skb = m->skb;
 	void *hdr;
 
+	/* Someone else's: left out of a dump, ENOENT for a GET (already checked). */
+	if (!kcoll_genl_visible(m, comm))
+		return m->flags & NLM_F_MULTI ? 0 : -ENOENT;
 	hdr = genlmsg_put(skb, m->portid, m->seq, &kcoll_genl_family, m->flags,
 			  KCOLL_CMD_COMM_GET);
 	if (!hdr)
@@ -213,12 +267,17 @@ static int kcoll_genl_fill_comm(struct kcoll_comm *comm, void *arg)
 /* Room for one communicator of @nranks ranks, generously. */
 static size_t kcoll_genl_comm_size(u32 nranks)
 {
-	return NLMSG_GOODSIZE + (size_t)nranks * nla_total_size(4 * nla_total_size(4));
+	return NLMSG_GOODSIZE + (size_t)nranks * nla_total_size(4 * nla_total_size(4)) +
+	       KCOLL_GENL_LAST_OPS * nla_total_size(KC_PLAN_MAX_NOTE);
 }
 
 static int kcoll_genl_get_size(struct kcoll_comm *comm, void *arg)
 {
-	*(u32 *)arg = comm->nranks;
+	struct kcoll_genl_msg *m = arg;
+
+	if (!kcoll_genl_visible(m, comm))
+		return -ENOENT;
+	m->nranks = comm->nranks;
 	return 0;
 }
 
@@ -227,7 +286,6 @@ static int kcoll_genl_get_doit(struct sk_buff *skb, struct genl_info *info)
 	struct kcoll_genl_msg m = {
 		.portid = info->snd_portid, .seq = info->snd_seq, .peers = true,
 	};
-	u32 nranks = 0;
 	u64 id;
 	int ret;
 
@@ -235,12 +293,13 @@ static int kcoll_genl_get_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "KCOLL_A_COMM_ID missing (or dump all)");
 		return -EINVAL;
 	}
+	kcoll_genl_requester(&m, skb);
 	id = nla_get_u64(info->attrs[KCOLL_A_COMM_ID]);
 	/* Size first: the communicator may go meanwhile, then ENOENT. */
-	ret = kcoll_comm_visit(id, kcoll_genl_get_size, &nranks);
+	ret = kcoll_comm_visit(id, kcoll_genl_get_size, &m);
 	if (ret)
 		goto noent;
-	m.skb = genlmsg_new(kcoll_genl_comm_size(nranks), GFP_KERNEL);
+	m.skb = genlmsg_new(kcoll_genl_comm_size(m.nranks), GFP_KERNEL);
 	if (!m.skb)
 		return -ENOMEM;
 	ret = kcoll_comm_visit(id, kcoll_genl_fill_comm, &m);
@@ -266,6 +325,8 @@ static int kcoll_genl_get_dumpit(struct sk_buff *skb, struct netlink_callback *c
 	u64 after = cb->args[0];
 	int ret;
 
+	/* Every part of the dump: the request's socket does not change. */
+	kcoll_genl_requester(&m, cb->skb);
 	for (;;) {
 		ret = kcoll_comm_visit_next(&after, kcoll_genl_fill_comm, &m);
 		if (ret == -EMSGSIZE && !skb->len && m.peers) {
@@ -356,6 +417,21 @@ void kcoll_genl_notify_op_fail(struct kcoll_comm *comm, const struct kcoll_lasto
 	bool ok;
 
 	skb = kcoll_genl_event_new(KCOLL_CMD_EVENT_OP_FAIL, GFP_ATOMIC, &hdr);
+	if (!skb)
+		return;
+	ok = !kcoll_genl_put_ident(skb, comm) &&
+	     !kcoll_genl_put_lastop(skb, KCOLL_A_EVENT_OP, op);
+	kcoll_genl_event_send(skb, hdr, ok, GFP_ATOMIC);
+}
+
+/* From completion paths, as the op-failure event. */
+void kcoll_genl_notify_algo_fallback(struct kcoll_comm *comm, const struct kcoll_lastop *op)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	bool ok;
+
+	skb = kcoll_genl_event_new(KCOLL_CMD_EVENT_ALGO_FALLBACK, GFP_ATOMIC, &hdr);
 	if (!skb)
 		return;
 	ok = !kcoll_genl_put_ident(skb, comm) &&

@@ -12,11 +12,25 @@
  * RLIMIT_MEMLOCK, the convention of ib_umem and io_uring.  The mm is
  * grabbed so the charge is returned even when another task closes the
  * file.
+ *
+ * Nothing proportional to a request is allocated before the request has
+ * been charged against the limit and its range found mapped (the VMAs
+ * cover it): a registration of 2^36 bytes over the limit, or mostly
+ * unmapped, fails before it costs 128 MiB of page array.  Allocations
+ * are charged to the caller's memory cgroup (GFP_KERNEL_ACCOUNT) and
+ * fail rather than invoke the OOM killer.
+ *
+ * A buffer the kernel only reads (a send buffer, a KCOLL_MEM_REG_RDONLY
+ * registration) is pinned without FOLL_WRITE, so it may be read-only
+ * memory, mapped read-only for the executor (PAGE_KERNEL_RO: a stray
+ * write oopses rather than land in a file page), mapped DMA_TO_DEVICE and
+ * unpinned without dirtying.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -27,14 +41,22 @@
 /* Pages pinned per pin_user_pages_fast() call, as ib_umem_get does. */
 #define KCOLL_PIN_BATCH		(PAGE_SIZE / sizeof(struct page *))
 
+/*
+ * Memory allocated for the caller, sized by its request: charged to its
+ * memory cgroup, and a failure is ENOMEM for the caller, not an OOM kill
+ * or a warning in the log.
+ */
+#define KCOLL_GFP_REQ		(GFP_KERNEL_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL)
+
 static struct kcoll_mr *kcoll_mr_new(u64 npages)
 {
 	struct kcoll_mr *mr;
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return NULL;
-	mr->pages = kvcalloc(npages, sizeof(*mr->pages), GFP_KERNEL);
+	/* kvmalloc: beyond a few pages, vmalloc'ed a page at a time. */
+	mr->pages = kvcalloc(npages, sizeof(*mr->pages), KCOLL_GFP_REQ);
 	if (!mr->pages) {
 		kfree(mr);
 		return NULL;
@@ -45,43 +67,111 @@ static struct kcoll_mr *kcoll_mr_new(u64 npages)
 
 static int kcoll_mr_vmap(struct kcoll_mr *mr)
 {
-	mr->vaddr = vmap(mr->pages, mr->npages, VM_MAP, PAGE_KERNEL);
+	mr->vaddr = vmap(mr->pages, mr->npages, VM_MAP,
+			 mr->writable ? PAGE_KERNEL : PAGE_KERNEL_RO);
 	return mr->vaddr ? 0 : -ENOMEM;
 }
 
-/* Charge @npages to current->mm, as ib_umem_get() does. */
-static int kcoll_account(struct kcoll_mr *mr, unsigned long npages)
+/*
+ * Charge @npages to current->mm against RLIMIT_MEMLOCK, as ib_umem_get()
+ * does, but a limit of 0 is a limit like any other: ENOMEM, not EPERM.
+ * Returns the charged mm (grabbed), or an ERR_PTR.
+ */
+static struct mm_struct *kcoll_account(u64 npages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct mm_struct *mm = current->mm;
 	u64 now;
 
-	if (!can_do_mlock())
-		return -EPERM;
-	mr->mm = current->mm;
-	mmgrab(mr->mm);
-	now = atomic64_add_return(npages, &mr->mm->pinned_vm);
+	if (!mm)
+		return ERR_PTR(-EFAULT);
+	now = atomic64_add_return(npages, &mm->pinned_vm);
 	if (now > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mr->mm->pinned_vm);
-		mmdrop(mr->mm);
-		mr->mm = NULL;
-		return -ENOMEM;
+		atomic64_sub(npages, &mm->pinned_vm);
+		return ERR_PTR(-ENOMEM);
 	}
-	return 0;
+	mmgrab(mm);
+	return mm;
 }
 
-static void kcoll_unaccount(struct kcoll_mr *mr, unsigned long npages)
+static void kcoll_unaccount(struct mm_struct *mm, u64 npages)
 {
-	if (!mr->mm)
-		return;
-	atomic64_sub(npages, &mr->mm->pinned_vm);
-	mmdrop(mr->mm);
-	mr->mm = NULL;
+	atomic64_sub(npages, &mm->pinned_vm);
+	mmdrop(mm);
 }
 
-struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len)
+/* A VMA the kernel may pin for @how: readable, writable for writing, not I/O. */
+static bool kcoll_vma_ok(const struct vm_area_struct *vma, enum kcoll_pin how)
+{
+	if (!(vma->vm_flags & VM_READ) || (vma->vm_flags & (VM_IO | VM_PFNMAP)))
+		return false;
+	return how != KCOLL_PIN_WRITE || (vma->vm_flags & VM_WRITE);
+}
+
+/*
+ * The whole range is mapped and usable as @how asks: checked before
+ * anything is sized by it, so that a huge, mostly unmapped range costs
+ * nothing.  (Pinning checks again: the mapping may change meanwhile.)
+ */
+static int kcoll_range_check(struct mm_struct *mm, u64 uaddr, u64 len, enum kcoll_pin how)
+{
+	unsigned long addr = uaddr, end = uaddr + len;
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr || !kcoll_vma_ok(vma, how)) {
+			ret = -EFAULT;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/*
+ * FOLL_ flags for pinning from @addr, and how many pages (at most @n) may
+ * be pinned with them.  A read-only registration of writable private
+ * memory is pinned as a writable one is: on the process's own copy of
+ * each page (COW broken now, as a write fault does).  Pinned for reading
+ * only, a page not yet written (the zero page) or a page shared with a
+ * file or a fork stays what is pinned while later writes go to a new
+ * copy, and the registration would never see them (the kernel does that
+ * itself for long-term read-only pins from 6.2 on).
+ */
+static u32 kcoll_pin_flags(struct mm_struct *mm, u64 addr, u32 n, enum kcoll_pin how,
+			   unsigned int *flags)
+{
+	struct vm_area_struct *vma;
+
+	*flags = FOLL_LONGTERM;
+	if (how == KCOLL_PIN_WRITE) {
+		*flags |= FOLL_WRITE;
+		return n;
+	}
+	if (how == KCOLL_PIN_READ)
+		return n;
+	if (mmap_read_lock_killable(mm))
+		return 0;
+	vma = vma_lookup(mm, addr);
+	if (vma) {
+		if ((vma->vm_flags & (VM_SHARED | VM_WRITE)) == VM_WRITE)
+			*flags |= FOLL_WRITE;
+		n = min_t(u64, n, (vma->vm_end - addr) >> PAGE_SHIFT);
+	}
+	mmap_read_unlock(mm);
+	return n;
+}
+
+struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len, enum kcoll_pin how)
 {
 	u64 first, last, npages;
 	unsigned long done = 0;
+	struct mm_struct *mm;
 	struct kcoll_mr *mr;
 	int ret;
 
@@ -93,23 +183,37 @@ struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len)
 	last = (uaddr + len - 1) >> PAGE_SHIFT;
 	npages = last - first + 1;
 
+	/* The limit, then the mapping, then the allocations they bound. */
+	mm = kcoll_account(npages);
+	if (IS_ERR(mm))
+		return ERR_CAST(mm);
+	ret = kcoll_range_check(mm, uaddr, len, how);
+	if (ret)
+		goto err_unaccount;
 	mr = kcoll_mr_new(npages);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_unaccount;
+	}
 	mr->uaddr = uaddr;
 	mr->user = true;
+	mr->writable = how == KCOLL_PIN_WRITE;
 	mr->len = len;
 	mr->pgoff = offset_in_page(uaddr);
-
-	ret = kcoll_account(mr, npages);
-	if (ret)
-		goto err_free;
+	mr->mm = mm;
 
 	while (done < npages) {
-		int n = min_t(unsigned long, npages - done, KCOLL_PIN_BATCH);
+		u64 addr = (first + done) << PAGE_SHIFT;
+		unsigned int flags;
+		u32 n;
 
-		ret = pin_user_pages_fast((first + done) << PAGE_SHIFT, n,
-					  FOLL_WRITE | FOLL_LONGTERM, mr->pages + done);
+		n = kcoll_pin_flags(mm, addr, min_t(u64, npages - done, KCOLL_PIN_BATCH), how,
+				    &flags);
+		if (!n) {
+			ret = fatal_signal_pending(current) ? -EINTR : -EFAULT;
+			goto err_unpin;
+		}
+		ret = pin_user_pages_fast(addr, n, flags, mr->pages + done);
 		if (ret < 0)
 			goto err_unpin;
 		if (!ret) {
@@ -131,10 +235,10 @@ struct kcoll_mr *kcoll_mr_pin(u64 uaddr, u64 len)
 
 err_unpin:
 	unpin_user_pages(mr->pages, done);
-	kcoll_unaccount(mr, npages);
-err_free:
 	kvfree(mr->pages);
 	kfree(mr);
+err_unaccount:
+	kcoll_unaccount(mm, npages);
 	return ERR_PTR(ret);
 }
 
@@ -150,8 +254,9 @@ struct kcoll_mr *kcoll_mr_alloc_kernel(u64 len)
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->len = len;
+	mr->writable = true;
 	for (i = 0; i < npages; i++) {
-		mr->pages[i] = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+		mr->pages[i] = alloc_page(KCOLL_GFP_REQ);
 		if (!mr->pages[i])
 			goto err;
 		mr->npages++;
@@ -168,6 +273,12 @@ err:
 	return ERR_PTR(-ENOMEM);
 }
 
+/* The device only reads what the kernel never writes. */
+static enum dma_data_direction kcoll_mr_dma_dir(const struct kcoll_mr *mr)
+{
+	return mr->writable ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
+}
+
 static void kcoll_mr_dma_unmap(struct kcoll_mr *mr)
 {
 	unsigned long i;
@@ -175,7 +286,7 @@ static void kcoll_mr_dma_unmap(struct kcoll_mr *mr)
 	if (!mr->dma)
 		return;
 	for (i = 0; i < mr->npages; i++)
-		ib_dma_unmap_page(mr->ibdev, mr->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+		ib_dma_unmap_page(mr->ibdev, mr->dma[i], PAGE_SIZE, kcoll_mr_dma_dir(mr));
 	kvfree(mr->dma);
 	mr->dma = NULL;
 	mr->ibdev = NULL;
@@ -193,12 +304,12 @@ int kcoll_mr_dma_map(struct kcoll_mr *mr, struct ib_device *ibdev)
 	if (mr->dma && mr->ibdev == ibdev)
 		return 0;
 	kcoll_mr_dma_unmap(mr);
-	dma = kvcalloc(mr->npages, sizeof(*dma), GFP_KERNEL);
+	dma = kvcalloc(mr->npages, sizeof(*dma), KCOLL_GFP_REQ);
 	if (!dma)
 		return -ENOMEM;
 	for (i = 0; i < mr->npages; i++) {
 		dma[i] = ib_dma_map_page(ibdev, mr->pages[i], 0, PAGE_SIZE,
-					 DMA_BIDIRECTIONAL);
+					 kcoll_mr_dma_dir(mr));
 		if (ib_dma_mapping_error(ibdev, dma[i]))
 			goto err;
 	}
@@ -208,7 +319,7 @@ int kcoll_mr_dma_map(struct kcoll_mr *mr, struct ib_device *ibdev)
 
 err:
 	while (i--)
-		ib_dma_unmap_page(ibdev, dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+		ib_dma_unmap_page(ibdev, dma[i], PAGE_SIZE, kcoll_mr_dma_dir(mr));
 	kvfree(dma);
 	return -ENOMEM;
 }
@@ -222,9 +333,10 @@ void kcoll_mr_free(struct kcoll_mr *mr)
 	kcoll_mr_dma_unmap(mr);
 	vunmap(mr->vaddr);
 	if (mr->user) {
-		/* The device and the executor may have written any page. */
-		unpin_user_pages_dirty_lock(mr->pages, mr->npages, true);
-		kcoll_unaccount(mr, mr->npages);
+		/* The executor may have written any page of a writable pin. */
+		unpin_user_pages_dirty_lock(mr->pages, mr->npages, mr->writable);
+		kcoll_unaccount(mr->mm, mr->npages);
+		mr->mm = NULL;
 	} else {
 		for (i = 0; i < mr->npages; i++)
 			__free_page(mr->pages[i]);

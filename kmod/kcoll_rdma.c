@@ -4,9 +4,14 @@
  * per-communicator rdma_cm listener, and one RC connection per peer.
  *
  * Rank r connects to every rank below it and accepts every rank above it,
- * so each pair has exactly one QP and no side has to guess.  The request's
- * private data carries the rank and the parameters both sides must agree
- * on; a mismatch is rejected.
+ * so each pair has exactly one QP and no side has to guess (the highest
+ * rank accepts nothing and does not listen).  The request's private data
+ * carries the rank and the parameters both sides must agree on; a
+ * mismatch is rejected.  Who may connect is decided here too: a request
+ * must come from the address the rank table gives for the rank it claims,
+ * and with a secret both sides prove they know it (kmod/kcoll_auth.c,
+ * uapi/linux/kcoll_wire.h); the accepting side takes nothing from the QP
+ * before the connecting side's proof (KCOLL_CONN_AUTH).
  *
  * Attempts fail under load (a lost ARP reply or CM message, a peer that
  * gives up an attempt): the connecting side retries until the connect
@@ -20,6 +25,10 @@
  * Tear-down (process context, comm->conn_lock) follows the order the core
  * requires: rdma_disconnect, ib_drain_qp, rdma_destroy_qp, ib_cq_pool_put,
  * rdma_destroy_id, free the slots.
+ *
+ * Whoever reaches a listener's port can send it requests, and every user
+ * can make connections fail: what that logs is rate-limited
+ * (kcoll_info_rl()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,21 +42,9 @@
 
 #include "kcoll.h"
 
-#define KCOLL_CM_MAGIC		0x6b636f6cu	/* "kcol" */
-#define KCOLL_CM_VERSION	1
 #define KCOLL_RETRY_MS		100
 /* One address or route resolution; a lost ARP reply is not retried by it. */
 #define KCOLL_RESOLVE_MS	2000
-
-/* Connection request/accept private data (fits the 56-byte IB CM limit). */
-struct kcoll_cm_priv {
-	__le32 magic;
-	__le32 version;
-	__le32 rank;
-	__le32 nranks;
-	__le32 chunk_bytes;
-	__le32 slots;
-};
 
 /*
  * Fault injection for the tests (selftests/kcoll/kcoll_connect.c): the
@@ -200,9 +197,9 @@ static int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev)
 
 	if (need <= have)
 		return 0;
-	pr_err("comm %llu: chunk_bytes %u needs %u SGEs per send, device %s takes %u: use at most %lu\n",
-	       comm->id, comm->chunk_bytes, need, dev_name(&dev->dev), have,
-	       have > 2 ? (have - 2) * PAGE_SIZE : 0);
+	kcoll_info_rl("comm %llu: chunk_bytes %u needs %u send SGEs, %s takes %u: at most %lu\n",
+		      comm->id, comm->chunk_bytes, need, dev_name(&dev->dev), have,
+		      have > 2 ? (have - 2) * PAGE_SIZE : 0);
 	return -EINVAL;
 }
 
@@ -258,21 +255,51 @@ err:
 	return ret;
 }
 
-static void kcoll_priv_fill(const struct kcoll_comm *comm, struct kcoll_cm_priv *p)
+/* The parameters both sides of a connection must agree on. */
+static u32 kcoll_cm_flags(const struct kcoll_comm *comm)
 {
-	p->magic = cpu_to_le32(KCOLL_CM_MAGIC);
-	p->version = cpu_to_le32(KCOLL_CM_VERSION);
-	p->rank = cpu_to_le32(comm->rank);
-	p->nranks = cpu_to_le32(comm->nranks);
-	p->chunk_bytes = cpu_to_le32(comm->chunk_bytes);
-	p->slots = cpu_to_le32(comm->slots);
+	return comm->auth_tfm ? KCOLL_CM_F_AUTH : 0;
 }
 
-static void kcoll_conn_param(struct rdma_conn_param *param, const struct kcoll_cm_priv *p)
+static void kcoll_req_fill(struct kcoll_conn *conn, struct kcoll_cm_req *r)
+{
+	const struct kcoll_comm *comm = conn->comm;
+
+	memset(r, 0, sizeof(*r));
+	r->magic = cpu_to_le32(KCOLL_CM_MAGIC);
+	r->version = cpu_to_le32(KCOLL_CM_VERSION);
+	r->rank = cpu_to_le32(comm->rank);
+	r->nranks = cpu_to_le32(comm->nranks);
+	r->chunk_bytes = cpu_to_le32(comm->chunk_bytes);
+	r->slots = cpu_to_le32(comm->slots);
+	r->flags = cpu_to_le32(kcoll_cm_flags(comm));
+	kcoll_auth_nonce(conn->nonce_active);
+	memcpy(r->nonce, conn->nonce_active, sizeof(r->nonce));
+}
+
+/* The accept: our nonce and, with a secret, our proof for the request's. */
+static int kcoll_rep_fill(struct kcoll_conn *conn, struct kcoll_cm_rep *r)
+{
+	const struct kcoll_comm *comm = conn->comm;
+
+	memset(r, 0, sizeof(*r));
+	r->magic = cpu_to_le32(KCOLL_CM_MAGIC);
+	r->version = cpu_to_le32(KCOLL_CM_VERSION);
+	r->rank = cpu_to_le32(comm->rank);
+	r->nranks = cpu_to_le32(comm->nranks);
+	r->chunk_bytes = cpu_to_le32(comm->chunk_bytes);
+	r->slots = cpu_to_le32(comm->slots);
+	r->flags = cpu_to_le32(kcoll_cm_flags(comm));
+	kcoll_auth_nonce(conn->nonce_passive);
+	memcpy(r->nonce, conn->nonce_passive, sizeof(r->nonce));
+	return comm->auth_tfm ? kcoll_auth_mac(conn, 'P', r->mac) : 0;
+}
+
+static void kcoll_conn_param(struct rdma_conn_param *param, const void *priv, u8 len)
 {
 	memset(param, 0, sizeof(*param));
-	param->private_data = p;
-	param->private_data_len = sizeof(*p);
+	param->private_data = priv;
+	param->private_data_len = len;
 	param->flow_control = 1;
 	param->retry_count = 7;
 	param->rnr_retry_count = 7;
@@ -280,7 +307,9 @@ static void kcoll_conn_param(struct rdma_conn_param *param, const struct kcoll_c
 
 static void kcoll_conn_set(struct kcoll_conn *conn, int state, int err)
 {
-	conn->cm_err = err;
+	/* A failure's first cause is the one to report, not the fallout. */
+	if (state != KCOLL_CONN_FAILED || conn->state != KCOLL_CONN_FAILED || !conn->cm_err)
+		conn->cm_err = err;
 	/* After cm_err and lost, for kcoll_passive_failed() and the creator. */
 	smp_store_release(&conn->state, state);
 	wake_up_all(&conn->comm->conn_wq);
@@ -335,12 +364,52 @@ static bool kcoll_fault_abandon_attempt(struct kcoll_conn *conn)
 	return true;
 }
 
+/* The peer's address as rdma_cm knows it, for messages. */
+static const struct sockaddr *kcoll_conn_peer_addr(const struct rdma_cm_id *id)
+{
+	return (const struct sockaddr *)&id->route.addr.dst_addr;
+}
+
+/*
+ * The connecting side, connected: is the accepting side the rank we
+ * asked for, with our parameters, and (with a secret) does it prove it
+ * knows the secret?  Then send our own proof, ahead of any data.
+ */
+static int kcoll_conn_accepted(struct kcoll_conn *conn, struct rdma_cm_id *id,
+			       const struct rdma_cm_event *ev)
+{
+	const struct kcoll_cm_rep *r = ev->param.conn.private_data;
+	struct kcoll_comm *comm = conn->comm;
+
+	if (!r || ev->param.conn.private_data_len < sizeof(*r) ||
+	    le32_to_cpu(r->magic) != KCOLL_CM_MAGIC ||
+	    le32_to_cpu(r->version) != KCOLL_CM_VERSION ||
+	    le32_to_cpu(r->rank) != conn->peer ||
+	    le32_to_cpu(r->nranks) != comm->nranks ||
+	    le32_to_cpu(r->chunk_bytes) != comm->chunk_bytes ||
+	    le32_to_cpu(r->slots) != comm->slots ||
+	    le32_to_cpu(r->flags) != kcoll_cm_flags(comm)) {
+		kcoll_auth_refused(comm, conn->peer, kcoll_conn_peer_addr(id),
+				   "its accept does not match this communicator");
+		return -ECONNREFUSED;
+	}
+	if (!comm->auth_tfm)
+		return 0;
+	memcpy(conn->nonce_passive, r->nonce, KCOLL_NONCE_BYTES);
+	if (!kcoll_auth_check(conn, 'P', r->mac)) {
+		kcoll_auth_refused(comm, conn->peer, kcoll_conn_peer_addr(id),
+				   "it cannot prove the communicator's secret");
+		return -EKEYREJECTED;
+	}
+	return kcoll_conn_send_proof(conn);
+}
+
 static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	struct kcoll_conn *conn = id->context;
 	struct kcoll_comm *comm = conn->comm;
 	struct rdma_conn_param param;
-	struct kcoll_cm_priv priv;
+	struct kcoll_cm_req req;
 	int ret;
 
 	pr_debug("comm %llu: rank %u: %s (%d)\n", comm->id, conn->peer,
@@ -357,8 +426,8 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			kcoll_conn_set(conn, KCOLL_CONN_FAILED, ret);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		kcoll_priv_fill(comm, &priv);
-		kcoll_conn_param(&param, &priv);
+		kcoll_req_fill(conn, &req);
+		kcoll_conn_param(&param, &req, sizeof(req));
 		ret = rdma_connect_locked(id, &param);
 		if (!ret && kcoll_fault_abandon_attempt(conn))
 			return -ECONNABORTED;	/* the core destroys the id */
@@ -366,7 +435,14 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			kcoll_conn_set(conn, KCOLL_CONN_FAILED, ret);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		kcoll_conn_set(conn, KCOLL_CONN_UP, 0);
+		if (!conn->active) {
+			/* With a secret, the peer's proof makes it UP (kcoll_rx_proof()). */
+			if (!comm->auth_tfm)
+				kcoll_conn_set(conn, KCOLL_CONN_UP, 0);
+			break;
+		}
+		ret = kcoll_conn_accepted(conn, id, ev);
+		kcoll_conn_set(conn, ret ? KCOLL_CONN_FAILED : KCOLL_CONN_UP, ret);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -380,10 +456,15 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		if (conn->state == KCOLL_CONN_UP)
+		if (conn->state == KCOLL_CONN_UP) {
 			kcoll_conn_lost(conn, -ECONNRESET);
-		else	/* the peer gave up before the handshake ended */
-			kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNRESET);
+			break;
+		}
+		/* The peer gave up before the handshake ended. */
+		if (conn->state == KCOLL_CONN_AUTH)
+			kcoll_auth_refused(comm, conn->peer, kcoll_conn_peer_addr(id),
+					   "it left without proving the communicator's secret");
+		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/* kcoll_ib_remove() has already torn this connection down. */
@@ -393,22 +474,46 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	return 0;
 }
 
-static bool kcoll_priv_ok(const struct kcoll_comm *comm, const struct rdma_cm_event *ev,
-			  u32 *peer)
+/*
+ * Is this request one of ours, from the rank it claims?  Returns the
+ * request (its rank in *@peer), or NULL with the reason in *@why.
+ */
+static const struct kcoll_cm_req *kcoll_req_check(struct kcoll_comm *comm,
+						  const struct rdma_cm_id *id,
+						  const struct rdma_cm_event *ev, u32 *peer,
+						  const char **why)
 {
-	const struct kcoll_cm_priv *p = ev->param.conn.private_data;
+	const struct kcoll_cm_req *r = ev->param.conn.private_data;
 
-	if (!p || ev->param.conn.private_data_len < sizeof(*p))
-		return false;
-	if (le32_to_cpu(p->magic) != KCOLL_CM_MAGIC ||
-	    le32_to_cpu(p->version) != KCOLL_CM_VERSION ||
-	    le32_to_cpu(p->nranks) != comm->nranks ||
-	    le32_to_cpu(p->chunk_bytes) != comm->chunk_bytes ||
-	    le32_to_cpu(p->slots) != comm->slots)
-		return false;
-	*peer = le32_to_cpu(p->rank);
+	*peer = U32_MAX;
+	if (!r || ev->param.conn.private_data_len < sizeof(*r) ||
+	    le32_to_cpu(r->magic) != KCOLL_CM_MAGIC ||
+	    le32_to_cpu(r->version) != KCOLL_CM_VERSION) {
+		*why = "not a kcoll request of this version";
+		return NULL;
+	}
+	*peer = le32_to_cpu(r->rank);
+	if (le32_to_cpu(r->nranks) != comm->nranks ||
+	    le32_to_cpu(r->chunk_bytes) != comm->chunk_bytes ||
+	    le32_to_cpu(r->slots) != comm->slots) {
+		*why = "rank count, chunk_bytes or slots differ";
+		return NULL;
+	}
 	/* Only higher ranks connect to us. */
-	return *peer > comm->rank && *peer < comm->nranks;
+	if (*peer <= comm->rank || *peer >= comm->nranks) {
+		*why = "that rank does not connect to this one";
+		return NULL;
+	}
+	if (le32_to_cpu(r->flags) != kcoll_cm_flags(comm)) {
+		*why = comm->auth_tfm ? "it has no secret" :
+			"it has a secret and this communicator has none";
+		return NULL;
+	}
+	if (!kcoll_auth_addr_ok(comm, *peer, kcoll_conn_peer_addr(id))) {
+		*why = "not that rank's address in the rank table";
+		return NULL;
+	}
+	return r;
 }
 
 /*
@@ -423,16 +528,18 @@ static bool kcoll_priv_ok(const struct kcoll_comm *comm, const struct rdma_cm_ev
 static int kcoll_cm_request(struct kcoll_comm *comm, struct rdma_cm_id *id,
 			    struct rdma_cm_event *ev)
 {
+	const struct kcoll_cm_req *req;
 	struct rdma_conn_param param;
-	struct kcoll_cm_priv priv;
+	struct kcoll_cm_rep rep;
 	struct kcoll_conn *conn;
+	const char *why;
 	int state;
 	u32 peer;
 	int ret;
 
-	if (!kcoll_priv_ok(comm, ev, &peer)) {
-		pr_warn("comm %llu: rejecting a connection with foreign or mismatched parameters\n",
-			comm->id);
+	req = kcoll_req_check(comm, id, ev, &peer, &why);
+	if (!req) {
+		kcoll_auth_refused(comm, peer, kcoll_conn_peer_addr(id), why);
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return -EINVAL;
 	}
@@ -445,8 +552,11 @@ static int kcoll_cm_request(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		 * it gave up the one that is not up yet, even if no reject
 		 * of that one reached us.  Its next retry finds it IDLE.
 		 */
-		if ((state == KCOLL_CONN_CONNECTING || state == KCOLL_CONN_FAILED) &&
-		    !READ_ONCE(conn->lost)) {
+		if ((state == KCOLL_CONN_CONNECTING || state == KCOLL_CONN_AUTH ||
+		     state == KCOLL_CONN_FAILED) && !READ_ONCE(conn->lost)) {
+			if (state == KCOLL_CONN_AUTH)
+				kcoll_auth_refused(comm, peer, kcoll_conn_peer_addr(id),
+						   "an earlier attempt never proved the secret");
 			WRITE_ONCE(conn->superseded, true);
 			wake_up_all(&comm->conn_wq);
 		}
@@ -463,13 +573,24 @@ static int kcoll_cm_request(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return ret;
 	}
-	kcoll_priv_fill(comm, &priv);
-	kcoll_conn_param(&param, &priv);
+	memcpy(conn->nonce_active, req->nonce, KCOLL_NONCE_BYTES);
+	ret = kcoll_rep_fill(conn, &rep);
+	if (ret) {
+		kcoll_conn_destroy_qp(conn);
+		conn->cm_id = NULL;
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return ret;
+	}
+	kcoll_conn_param(&param, &rep, sizeof(rep));
 	id->context = conn;
 	id->event_handler = kcoll_conn_handler;
 	WRITE_ONCE(conn->superseded, false);
-	/* Ordered after the line above for kcoll_passive_failed(). */
-	smp_store_release(&conn->state, KCOLL_CONN_CONNECTING);
+	/*
+	 * Ordered after the line above for kcoll_passive_failed().  With a
+	 * secret, unproven from here on: the proof may overtake the CM's
+	 * own news that the connection is established.
+	 */
+	smp_store_release(&conn->state, comm->auth_tfm ? KCOLL_CONN_AUTH : KCOLL_CONN_CONNECTING);
 	ret = rdma_accept(id, &param);
 	if (ret) {
 		kcoll_conn_destroy_qp(conn);
@@ -506,8 +627,8 @@ int kcoll_listen(struct kcoll_comm *comm)
 	}
 	ret = rdma_bind_addr(id, (struct sockaddr *)&comm->addrs[comm->rank]);
 	if (ret) {
-		pr_info("comm %llu: cannot bind rank %u's address and port: %d\n",
-			comm->id, comm->rank, ret);
+		kcoll_info_rl("comm %llu: cannot bind rank %u's address and port: %d\n",
+			      comm->id, comm->rank, ret);
 		goto err;
 	}
 	/* Bound to one address, the id knows its device: check it now. */
@@ -726,7 +847,8 @@ static bool kcoll_passive_failed(const struct kcoll_conn *conn)
 	if (READ_ONCE(conn->lost))
 		return false;
 	return state == KCOLL_CONN_FAILED ||
-	       (state == KCOLL_CONN_CONNECTING && READ_ONCE(conn->superseded));
+	       ((state == KCOLL_CONN_CONNECTING || state == KCOLL_CONN_AUTH) &&
+		READ_ONCE(conn->superseded));
 }
 
 /*
@@ -774,8 +896,9 @@ static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 		ret = kcoll_conn_start(conn);
 		mutex_unlock(&comm->conn_lock);
 		if (!ret) {
-			left = wait_event_killable_timeout(comm->conn_wq,
-							   kcoll_conn_settled(conn), left);
+			/* Interruptible: a signal or a cancellation ends it. */
+			left = wait_event_interruptible_timeout(comm->conn_wq,
+								kcoll_conn_settled(conn), left);
 			if (left >= 0 && READ_ONCE(conn->state) == KCOLL_CONN_UP)
 				return 0;
 			if (left < 0)
@@ -786,12 +909,18 @@ static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 			kcoll_conn_destroy(conn, KCOLL_CONN_IDLE);
 			mutex_unlock(&comm->conn_lock);
 		}
-		if (ret == -EINTR || fatal_signal_pending(current))
+		if (ret == -EINTR || signal_pending(current))
 			return -EINTR;
+		/*
+		 * Our own address is not on this node, or whoever listens at
+		 * the peer's cannot prove the secret: no retry changes that.
+		 */
+		if (ret == -EADDRNOTAVAIL || ret == -EKEYREJECTED)
+			return ret;
 		/* The peer may not listen yet: try again a little later. */
 		if (time_after(jiffies + msecs_to_jiffies(KCOLL_RETRY_MS), deadline))
 			return ret;
-		if (msleep_interruptible(KCOLL_RETRY_MS) && fatal_signal_pending(current))
+		if (msleep_interruptible(KCOLL_RETRY_MS) || signal_pending(current))
 			return -EINTR;
 	}
 }
@@ -834,8 +963,8 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 		comm->conns[i].active = true;
 		ret = kcoll_conn_connect(&comm->conns[i], deadline);
 		if (ret) {
-			pr_info("comm %llu: rank %u cannot connect to rank %u: %d\n",
-				comm->id, comm->rank, i, ret);
+			kcoll_info_rl("comm %llu: rank %u cannot connect to rank %u: %d\n",
+				      comm->id, comm->rank, i, ret);
 			return ret;
 		}
 	}
@@ -843,14 +972,16 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 		left = (long)(deadline - jiffies);
 		if (left <= 0)
 			left = 1;
-		left = wait_event_killable_timeout(comm->conn_wq, kcoll_passive_settled(comm),
-						   left);
+		left = wait_event_interruptible_timeout(comm->conn_wq,
+							kcoll_passive_settled(comm), left);
 		if (left < 0)
 			return -EINTR;
 		ret = kcoll_comm_broken(comm);
 		if (ret) {
-			pr_info("comm %llu: rank %u: a peer left during set-up: %d\n",
-				comm->id, comm->rank, ret);
+			/* Cancelled by the owner (ECANCELED) is not news. */
+			if (ret != -ECANCELED)
+				kcoll_info_rl("comm %llu: rank %u: a peer left during set-up: %d\n",
+					      comm->id, comm->rank, ret);
 			return ret;
 		}
 		if (kcoll_passive_up(comm))
@@ -862,7 +993,7 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 	for (i = comm->rank + 1; i < comm->nranks; i++)
 		if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
 			break;
-	pr_info("comm %llu: rank %u: no connection from rank %u in %u ms\n",
-		comm->id, comm->rank, i, comm->connect_timeout_ms);
+	kcoll_info_rl("comm %llu: rank %u: no connection from rank %u in %u ms\n",
+		      comm->id, comm->rank, i, comm->connect_timeout_ms);
 	return -ETIMEDOUT;
 }

@@ -12,6 +12,9 @@
  * are kept in Mbit/s and read and written in Gbit/s with up to three
  * decimals ("0.16"): `collctl calibrate` measures links far slower than
  * 1 Gbit/s under emulation.
+ *
+ * user_max_bytes is not a default of new communicators but a bound on all
+ * of a user's together (kcoll_guard.c), read at every creation.
  */
 #include <linux/ctype.h>
 #include <linux/device.h>
@@ -39,6 +42,18 @@ static struct kcoll_tunables kcoll_tun = {
 	},
 	.conv_pct = 100,
 };
+
+/*
+ * The kernel memory one user's communicators on this node may take
+ * together, worst case (kcoll_comm_footprint()); 0: no limit.  1 GiB: at
+ * the defaults (8 slots of 64 KiB) a communicator takes 1.03 MiB per
+ * peer, so one rank per node fits in a communicator of up to 992 ranks
+ * and 8 ranks per node in communicators of up to 124; the project's tests
+ * and demo take at most 32.5 MiB per node.  One communicator of 4096 ranks
+ * at the largest settings would take 65 GiB.
+ */
+#define KCOLL_USER_MAX_BYTES_DEFAULT	BIT_ULL(30)
+static u64 kcoll_user_max = KCOLL_USER_MAX_BYTES_DEFAULT;
 
 int kcoll_check_chunk(u32 v)
 {
@@ -199,6 +214,29 @@ out:
 	return ret;
 }
 
+u64 kcoll_user_max_bytes(void)
+{
+	u64 v;
+
+	mutex_lock(&kcoll_tun_lock);
+	v = kcoll_user_max;
+	mutex_unlock(&kcoll_tun_lock);
+	return v;
+}
+
+/* Any u64 ("0" lifts the limit); anything else is -EINVAL and changes nothing. */
+static int kcoll_set_user_max(const char *buf)
+{
+	u64 v;
+
+	if (kstrtou64(buf, 0, &v))
+		return -EINVAL;
+	mutex_lock(&kcoll_tun_lock);
+	kcoll_user_max = v;
+	mutex_unlock(&kcoll_tun_lock);
+	return 0;
+}
+
 /* ------------------------------------------------------ module parameters */
 
 /*
@@ -338,6 +376,23 @@ static int kcoll_param_get_algo(char *buf, const struct kernel_param *kp)
 	return n;
 }
 
+static int kcoll_param_set_user_max(const char *val, const struct kernel_param *kp)
+{
+	return kcoll_set_user_max(val);
+}
+
+static int kcoll_param_get_user_max(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%llu\n", kcoll_user_max_bytes());
+}
+
+static const struct kernel_param_ops kcoll_param_ops_user_max = {
+	.set = kcoll_param_set_user_max,
+	.get = kcoll_param_get_user_max,
+};
+module_param_cb(user_max_bytes, &kcoll_param_ops_user_max, NULL, 0444);
+MODULE_PARM_DESC(user_max_bytes, "kernel memory in bytes one user's communicators may take together, worst case; 0: no limit (default 1073741824)");
+
 static const struct kernel_param_ops kcoll_param_ops_algo = {
 	.set = kcoll_param_set_algo,
 	.get = kcoll_param_get_algo,
@@ -419,6 +474,20 @@ static ssize_t algo_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(algo);
 
+static ssize_t user_max_bytes_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return kcoll_param_get_user_max(buf, NULL);
+}
+
+static ssize_t user_max_bytes_store(struct device *dev, struct device_attribute *attr,
+				    const char *buf, size_t count)
+{
+	int ret = kcoll_set_user_max(buf);
+
+	return ret ? ret : count;
+}
+static DEVICE_ATTR_RW(user_max_bytes);
+
 static struct attribute *kcoll_attrs[] = {
 	&dev_attr_algo.attr,
 	&kcoll_attr_chunk.attr.attr,
@@ -437,6 +506,7 @@ static struct attribute *kcoll_attrs[] = {
 	&kcoll_attr_level1_auto_mesh.attr.attr,
 	&kcoll_attr_level2_auto_mesh.attr.attr,
 	&kcoll_attr_level2_conv_pct.attr.attr,
+	&dev_attr_user_max_bytes.attr,
 	NULL,
 };
 

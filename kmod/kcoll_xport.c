@@ -12,7 +12,11 @@
  *  - credit: a SEND without immediate and without payload, sent when the
  *    receiver has consumed a data message and reposted its slot.  The
  *    sender turns it into kc_exec_send_done(), which is what bounds the
- *    executor's window.
+ *    executor's window;
+ *  - proof: on a communicator with a secret, the connecting side's first
+ *    message is a SEND without immediate carrying struct kcoll_auth_msg;
+ *    the accepting side takes nothing else from the QP before it has
+ *    checked it (uapi/linux/kcoll_wire.h).
  *
  * Every receive WR owns a slot of chunk_bytes + KC_HDR_BYTES (one
  * physically contiguous allocation of whole pages), and hands the whole
@@ -43,20 +47,27 @@ static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 /* A receive slot: the largest message, a chunk after its header. */
 static u32 kcoll_rx_bytes(const struct kcoll_comm *comm)
 {
-	return comm->chunk_bytes + KC_HDR_BYTES;
+	return kcoll_rx_slot_bytes(comm->chunk_bytes);
 }
 
+/*
+ * The slots and descriptors of a connection: kcoll_comm_footprint() counts
+ * exactly these.  Called from rdma_cm handlers (a kernel thread), so the
+ * charge goes to the communicator's creator explicitly.
+ */
 int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
 	struct ib_device *ibdev = conn->kdev->ibdev;
+	struct mem_cgroup *old_memcg;
 	u32 i;
 
+	old_memcg = kcoll_memcg_enter(comm);
 	conn->nrx = 2 * comm->slots;
 	conn->ntx = 4 * comm->slots;
-	conn->rx = kcalloc(conn->nrx, sizeof(*conn->rx), GFP_KERNEL);
-	conn->tx = kcalloc(conn->ntx, sizeof(*conn->tx), GFP_KERNEL);
-	conn->early = kcalloc(conn->nrx, sizeof(*conn->early), GFP_KERNEL);
+	conn->rx = kcalloc(conn->nrx, sizeof(*conn->rx), GFP_KERNEL_ACCOUNT);
+	conn->tx = kcalloc(conn->ntx, sizeof(*conn->tx), GFP_KERNEL_ACCOUNT);
+	conn->early = kcalloc(conn->nrx, sizeof(*conn->early), GFP_KERNEL_ACCOUNT);
 	if (!conn->rx || !conn->tx || !conn->early)
 		goto err;
 	INIT_LIST_HEAD(&conn->tx_free);
@@ -66,7 +77,7 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 		conn->tx[i].cqe.done = kcoll_tx_done;
 		list_add_tail(&conn->tx[i].free, &conn->tx_free);
 	}
-	conn->hdr = kzalloc(KC_HDR_BYTES, GFP_KERNEL);
+	conn->hdr = kzalloc(KC_HDR_BYTES, GFP_KERNEL_ACCOUNT);
 	if (!conn->hdr)
 		goto err;
 	conn->hdr_dma = ib_dma_map_single(ibdev, conn->hdr, KC_HDR_BYTES, DMA_TO_DEVICE);
@@ -84,7 +95,8 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 		 * Whole pages, not kmalloc(): a power-of-two chunk plus the
 		 * header would take twice the chunk from kmalloc.
 		 */
-		rx->buf = alloc_pages_exact(kcoll_rx_bytes(comm), GFP_KERNEL | __GFP_NOWARN);
+		rx->buf = alloc_pages_exact(kcoll_rx_bytes(comm),
+					    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!rx->buf)
 			goto err;
 		rx->dma = ib_dma_map_single(ibdev, rx->buf, kcoll_rx_bytes(comm),
@@ -97,9 +109,23 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 	}
 	conn->early_head = 0;
 	conn->early_n = 0;
+	if (conn->active && comm->auth_tfm) {
+		conn->proof = kzalloc(sizeof(*conn->proof), GFP_KERNEL_ACCOUNT);
+		if (!conn->proof)
+			goto err;
+		conn->proof_dma = ib_dma_map_single(ibdev, conn->proof, sizeof(*conn->proof),
+						    DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ibdev, conn->proof_dma)) {
+			kfree(conn->proof);
+			conn->proof = NULL;
+			goto err;
+		}
+	}
+	kcoll_memcg_exit(old_memcg);
 	return 0;
 
 err:
+	kcoll_memcg_exit(old_memcg);
 	kcoll_conn_free_queues(conn);
 	return -ENOMEM;
 }
@@ -122,6 +148,12 @@ void kcoll_conn_free_queues(struct kcoll_conn *conn)
 				    DMA_TO_DEVICE);
 		kfree(conn->hdr);
 		conn->hdr = NULL;
+	}
+	if (conn->proof) {
+		ib_dma_unmap_single(conn->kdev->ibdev, conn->proof_dma, sizeof(*conn->proof),
+				    DMA_TO_DEVICE);
+		kfree(conn->proof);
+		conn->proof = NULL;
 	}
 	kfree(conn->rx);
 	kfree(conn->tx);
@@ -202,6 +234,72 @@ static int kcoll_post(struct kcoll_conn *conn, struct kcoll_tx *tx, u32 nsge,
 	if (ret)
 		kcoll_tx_put(conn, tx);
 	return ret;
+}
+
+/*
+ * The connecting side proves it knows the secret: the first message on
+ * the QP, so it arrives before any data.  From the cm handler, connected.
+ */
+int kcoll_conn_send_proof(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct ib_device *ibdev = conn->kdev->ibdev;
+	struct kcoll_tx *tx;
+	int ret;
+
+	conn->proof->magic = cpu_to_le32(KCOLL_AUTH_MAGIC);
+	conn->proof->version = cpu_to_le32(KCOLL_CM_VERSION);
+	ret = kcoll_auth_mac(conn, 'A', conn->proof->mac);
+	if (ret)
+		return ret;
+	ib_dma_sync_single_for_device(ibdev, conn->proof_dma, sizeof(*conn->proof),
+				      DMA_TO_DEVICE);
+	mutex_lock(&comm->lock);
+	tx = kcoll_tx_get(conn);
+	if (tx) {
+		tx->sge[0].addr = conn->proof_dma;
+		tx->sge[0].length = sizeof(*conn->proof);
+		tx->sge[0].lkey = conn->kdev->pd->local_dma_lkey;
+		ret = kcoll_post(conn, tx, 1, false, 0);
+	} else {
+		ret = -ENOBUFS;
+	}
+	mutex_unlock(&comm->lock);
+	return ret ? -EIO : 0;
+}
+
+/*
+ * The accepting side, before the peer's proof: the first message must be
+ * it, and nothing reaches the executor until it checked out.  Returns
+ * whether the slot goes back to the RQ.  comm->lock held.
+ */
+static bool kcoll_rx_proof(struct kcoll_conn *conn, struct kcoll_rx *rx, const struct ib_wc *wc)
+{
+	struct kcoll_comm *comm = conn->comm;
+	const struct kcoll_auth_msg *m = rx->buf;
+	const char *why = NULL;
+
+	ib_dma_sync_single_for_cpu(conn->kdev->ibdev, rx->dma, wc->byte_len, DMA_FROM_DEVICE);
+	if ((wc->wc_flags & IB_WC_WITH_IMM) || wc->byte_len != sizeof(*m) ||
+	    le32_to_cpu(m->magic) != KCOLL_AUTH_MAGIC ||
+	    le32_to_cpu(m->version) != KCOLL_CM_VERSION)
+		why = "its first message is not a proof";
+	else if (!kcoll_auth_check(conn, 'A', m->mac))
+		why = "it cannot prove the communicator's secret";
+
+	if (!why) {
+		if (cmpxchg(&conn->state, KCOLL_CONN_AUTH, KCOLL_CONN_UP) != KCOLL_CONN_AUTH)
+			return false;	/* the cm handler failed it meanwhile */
+		wake_up_all(&comm->conn_wq);
+		return true;
+	}
+	kcoll_auth_refused(comm, conn->peer,
+			   (const struct sockaddr *)&conn->cm_id->route.addr.dst_addr, why);
+	/* The creator puts it back to IDLE for the real peer's next attempt. */
+	conn->cm_err = -EKEYREJECTED;
+	if (cmpxchg(&conn->state, KCOLL_CONN_AUTH, KCOLL_CONN_FAILED) == KCOLL_CONN_AUTH)
+		wake_up_all(&comm->conn_wq);
+	return false;
 }
 
 /* Credit one consumed slot back to the peer.  comm->lock held. */
@@ -357,6 +455,12 @@ static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	mutex_lock(&comm->lock);
 	if (comm->dead)
 		goto out;
+	if (READ_ONCE(conn->state) == KCOLL_CONN_AUTH) {
+		/* Unproven: the proof or nothing. */
+		if (kcoll_rx_proof(conn, rx, wc) && kcoll_rx_post(rx))
+			kcoll_comm_fail(comm, -EIO);
+		goto out;
+	}
 	if (!(wc->wc_flags & IB_WC_WITH_IMM)) {
 		struct kcoll_task *op = comm->active;
 

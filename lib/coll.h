@@ -115,7 +115,11 @@ void coll_ranktable_free(struct coll_ranktable *rt);
 
 /* ------------------------------------------------------ communicators */
 
-/* Optional settings of a communicator; zero fields take the defaults. */
+/*
+ * Optional settings of a communicator; zero fields take the defaults.
+ * Fields beyond @size are taken as zero; a @size of 0 means the fields
+ * up to @device (the struct before @secret was added).
+ */
 struct coll_comm_opts {
 	uint32_t size;			/* sizeof(struct coll_comm_opts) */
 	const char *algo;		/* HCCL_ALGO string; NULL: $KCOLL_ALGO,
@@ -125,6 +129,14 @@ struct coll_comm_opts {
 	uint32_t chunk_bytes;		/* same on every rank */
 	uint32_t slots;			/* same on every rank */
 	const char *device;		/* default "/dev/kcoll" */
+	/*
+	 * Shared secret of the job's ranks, the same bytes on every rank
+	 * (16..256): only ranks that prove they know it may connect.  NULL:
+	 * the file $KCOLL_SECRET_FILE (mode 0600), else $KCOLL_SECRET, else
+	 * none (peers are then admitted by their address alone).
+	 */
+	const void *secret;
+	size_t secret_len;
 };
 
 /*

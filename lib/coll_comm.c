@@ -2,7 +2,9 @@
 /* libcoll: device, communicators, memory registration. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -151,13 +153,96 @@ static int coll_rank_to_kcoll(const struct coll_rank_desc *d, uint32_t i, struct
 	return 0;
 }
 
-int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, uint32_t rank,
-			 const struct coll_comm_opts *opts, coll_comm_t **out)
+/* The module's per-user bound, as text for a message ("?" when unreadable). */
+static void coll_user_max(char *buf, size_t len)
 {
+	FILE *f = fopen(COLL_SYSFS "user_max_bytes", "r");
+	unsigned long long v;
+
+	if (f && fscanf(f, "%llu", &v) == 1)
+		snprintf(buf, len, "%llu", v);
+	else
+		snprintf(buf, len, "?");
+	if (f)
+		fclose(f);
+}
+
+/*
+ * ENOMEM from COMM_CREATE: almost always the receive slots, counted
+ * against user_max_bytes (or the memory cgroup's limit).
+ */
+static int coll_create_enomem(int ret, uint32_t rank, uint32_t nranks,
+			      const struct kcoll_comm_create *cc, const struct kcoll_info *info)
+{
+	unsigned long long slots = cc->slots ? cc->slots : info->slots;
+	unsigned long long chunk = cc->chunk_bytes ? cc->chunk_bytes : info->chunk_bytes;
+	double mib = (double)(nranks - 1) * 2 * (double)slots * (double)chunk / (1 << 20);
+	char limit[32];
+
+	coll_user_max(limit, sizeof(limit));
+	return coll_seterr(ret, "creating the communicator (rank %u of %u) failed: out of kernel "
+			   "memory: its receive slots take %.1f MiB ((ranks - 1) x 2 x %llu slots "
+			   "x %llu bytes), over what one user's communicators may take together "
+			   "on this node (" COLL_SYSFS "user_max_bytes = %s), or over the memory "
+			   "cgroup's limit; use fewer slots or smaller chunks, or ask the "
+			   "administrator to raise user_max_bytes", rank, nranks, mib, slots, chunk,
+			   limit);
+}
+
+/* The caller's options as this libcoll knows them, missing fields zero. */
+static void coll_opts_copy(const struct coll_comm_opts *opts, struct coll_comm_opts *o)
+{
+	size_t n = sizeof(*o);
+
+	memset(o, 0, sizeof(*o));
+	if (!opts)
+		return;
+	if (!opts->size)
+		n = offsetof(struct coll_comm_opts, secret);
+	else if (opts->size < n)
+		n = opts->size;
+	memcpy(o, opts, n);
+}
+
+/* What a failed create means, for the thread's message. */
+static void coll_create_error(int ret, const struct coll_rank_desc *ranks, uint32_t rank,
+			      uint32_t nranks, const char *algo, const char *from,
+			      const char *secret_from)
+{
+	if (ret == -EINVAL && algo)
+		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s; "
+			    "%s='%s' may be malformed (see the kernel log, or check it "
+			    "with 'collctl check-algo')", rank, nranks, coll_strerror(ret),
+			    from, algo);
+	else if (ret == -EADDRNOTAVAIL || ret == -EACCES)
+		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: "
+			    "cannot listen on %.64s port %u: %s", rank, nranks,
+			    ranks[rank].addr, ranks[rank].port, coll_strerror(ret));
+	else if (ret == -EKEYREJECTED)
+		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: a peer at "
+			    "the rank table's address could not prove the communicator's secret "
+			    "(%s here): give every rank the same secret", rank, nranks,
+			    secret_from ? secret_from : "none");
+	else if (ret == -ETIMEDOUT && secret_from)
+		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s; peers "
+			    "without the same secret (%s here) are refused, see 'collctl show'",
+			    rank, nranks, coll_strerror(ret), secret_from);
+	else
+		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s",
+			    rank, nranks, coll_strerror(ret));
+}
+
+int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, uint32_t rank,
+			 const struct coll_comm_opts *opts_in, coll_comm_t **out)
+{
+	uint8_t secret[KCOLL_SECRET_MAX + 1];
+	const char *algo, *from, *secret_from;
+	const struct coll_comm_opts *opts;
 	struct kcoll_comm_create cc;
+	struct coll_comm_opts o;
 	struct kcoll_info info;
 	struct kcoll_rank *kr;
-	const char *algo, *from;
+	size_t secret_len;
 	coll_comm_t *c;
 	uint32_t i;
 	int fd, efd, ret;
@@ -171,16 +256,23 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 	if (rank >= nranks)
 		return coll_seterr(-EINVAL, "coll_comm_init: rank %u out of range for %u ranks",
 				   rank, nranks);
-	if (opts && opts->size && opts->size < sizeof(uint32_t))
+	if (opts_in && opts_in->size && opts_in->size < sizeof(uint32_t))
 		return coll_seterr(-EINVAL, "coll_comm_init: bad coll_comm_opts.size %u",
-				   opts->size);
+				   opts_in->size);
+	coll_opts_copy(opts_in, &o);
+	opts = opts_in ? &o : NULL;
 	algo = coll_algo_override(opts, &from);
 	if (algo && strlen(algo) >= KCOLL_ALGO_STR_MAX)
 		return coll_seterr(-EINVAL, "%s is longer than %d characters", from,
 				   KCOLL_ALGO_STR_MAX - 1);
+	ret = coll_secret_get(o.secret, o.secret_len, secret, &secret_len, &secret_from);
+	if (ret)
+		goto out_secret;
 	kr = calloc(nranks, sizeof(*kr));
-	if (!kr)
-		return coll_seterr(-ENOMEM, "coll_comm_init: out of memory for %u ranks", nranks);
+	if (!kr) {
+		ret = coll_seterr(-ENOMEM, "coll_comm_init: out of memory for %u ranks", nranks);
+		goto out_secret;
+	}
 	for (i = 0; i < nranks; i++) {
 		ret = coll_rank_to_kcoll(&ranks[i], i, &kr[i]);
 		if (ret)
@@ -194,6 +286,12 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 	if (nranks > info.max_ranks) {
 		ret = coll_seterr(-EINVAL, "%u ranks: the module allows at most %u", nranks,
 				  info.max_ranks);
+		goto out_close;
+	}
+	if (secret_len && !(info.features & KCOLL_FEAT_AUTH)) {
+		ret = coll_seterr(-EOPNOTSUPP, "%s is set but the loaded kcoll module cannot "
+				  "authenticate peers: load a module with KCOLL_FEAT_AUTH",
+				  secret_from);
 		goto out_close;
 	}
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -221,21 +319,23 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 		cc.chunk_bytes = opts->chunk_bytes;
 		cc.slots = opts->slots;
 	}
+	if (secret_len) {
+		cc.secret = (uintptr_t)secret;
+		cc.secret_len = (uint32_t)secret_len;
+	}
 	ret = coll_ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
 	if (ret) {
-		if (ret == -EINVAL && cc.algo)
-			coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s; "
-				    "%s='%s' may be malformed (see the kernel log, or check it "
-				    "with 'collctl check-algo')", rank, nranks,
-				    coll_strerror(ret), from, algo);
+		if (ret == -ENOMEM)
+			coll_create_enomem(ret, rank, nranks, &cc, &info);
 		else
-			coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s",
-				    rank, nranks, coll_strerror(ret));
+			coll_create_error(ret, ranks, rank, nranks, cc.algo ? algo : NULL, from,
+					  secret_len ? secret_from : NULL);
 		free(c);
 		goto out_efd;
 	}
 	c->comm_id = cc.comm_id;
 	free(kr);
+	explicit_bzero(secret, sizeof(secret));
 	*out = c;
 	return 0;
 
@@ -245,6 +345,8 @@ out_close:
 	close(fd);
 out_free:
 	free(kr);
+out_secret:
+	explicit_bzero(secret, sizeof(secret));
 	return ret;
 }
 

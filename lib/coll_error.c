@@ -42,16 +42,25 @@ const char *coll_strerror(int err)
 		return "kcoll module ABI version differs from libcoll's: install a libcoll "
 		       "built for the loaded module (or load the matching module)";
 	case EACCES:
+		return "permission denied: on /dev/kcoll (check the device node's mode or run "
+		       "with the needed privileges), or creating a communicator, this rank's "
+		       "port is below 1024 and the process lacks CAP_NET_BIND_SERVICE";
 	case EPERM:
 		return "permission denied on /dev/kcoll: check the device node's mode or run "
 		       "with the needed privileges";
+	case EADDRNOTAVAIL:
+		return "this rank's address (the rank table's device_ip) is not an address of "
+		       "this node: check the rank table and this process's rank";
+	case EINTR:
+		return "interrupted by a signal (nothing was left half-done: call again)";
 	case EINVAL:
 		return "invalid argument (coll_last_error() or the kernel log says which)";
 	case ENOTCONN:
 		return "no communicator on this file";
 	case EBUSY:
-		return "busy: a communicator already exists on this file, or the registration "
-		       "is used by an operation not yet completed";
+		return "busy: a communicator already exists on this file (or is being "
+		       "created), or the registration is used by an operation not yet "
+		       "completed";
 	case ETIMEDOUT:
 		return "timed out: a peer did not answer in time (check that every rank runs "
 		       "and the connect/operation timeouts)";
@@ -69,15 +78,19 @@ const char *coll_strerror(int err)
 	case EIO:
 		return "an RDMA transfer failed";
 	case ECANCELED:
-		return "operation cancelled (the communicator was aborted)";
+		return "cancelled: the communicator was aborted (or its creation cancelled)";
+	case EKEYREJECTED:
+		return "a peer could not prove the communicator's secret: give every rank "
+		       "the same KCOLL_SECRET or KCOLL_SECRET_FILE";
 	case EPROTO:
 		return "ranks disagree on the operation (its kind, element type, reduce "
 		       "operation, count or counts, or root) or on the sequence of operations";
 	case EOPNOTSUPP:
 		return "the configured algorithm cannot run this operation";
 	case ENOMEM:
-		return "out of memory, or over RLIMIT_MEMLOCK for pinned buffers "
-		       "(raise it with ulimit -l)";
+		return "out of memory, over RLIMIT_MEMLOCK for pinned buffers "
+		       "(raise it with ulimit -l; a limit of 0 pins nothing), or over the "
+		       "module's user_max_bytes for communicators";
 	case EAGAIN:
 		return "too many operations in flight: complete some with coll_wait first";
 	case ERANGE:

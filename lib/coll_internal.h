@@ -10,6 +10,7 @@
 #include "uapi/linux/kcoll.h"
 
 #define COLL_DEVICE	"/dev/kcoll"
+#define COLL_SYSFS	"/sys/class/misc/kcoll/"
 
 /* Not exported from libcoll.so (the static archive still links them). */
 #define COLL_HIDDEN	__attribute__((visibility("hidden")))
@@ -48,6 +49,15 @@ COLL_HIDDEN void coll_clearerr(void);
  * validation).  Returns NULL on ENOMEM.
  */
 COLL_HIDDEN coll_comm_t *coll_comm_wrap(int fd, uint32_t rank, uint32_t nranks);
+
+/*
+ * The communicator's secret: @secret if set, else the file
+ * $KCOLL_SECRET_FILE, else the string $KCOLL_SECRET, into @buf (room for
+ * KCOLL_SECRET_MAX + 1 bytes); *@len 0 when there is none.  *@from names
+ * the source for messages.  0 or a negative errno (message set).
+ */
+COLL_HIDDEN int coll_secret_get(const void *secret, size_t secret_len, uint8_t *buf,
+				size_t *len, const char **from);
 
 /* Open @device and check its ABI version; fd or negative errno (message set). */
 COLL_HIDDEN int coll_dev_open(const char *device, struct kcoll_info *info);

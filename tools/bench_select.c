@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 		for (b = barrier ? 0 : 8; b <= (barrier ? 0 : maxb); b = barrier ? 1 : b * factor) {
 			struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 						.count = b / 4 };
-			struct kc_algo_cfg in = { { 0 }, 0 }, ac, bc = { { 0 }, 0 };
+			struct kc_algo_cfg in = { .pipe_bytes = 0 }, ac, bc = { .pipe_bytes = 0 };
 			struct kc_level lv[KC_MAX_LEVELS];
 			u32 nl = kc_topo_levels(&t, 0, lv), top = lv[nl - 1].cfg_level, nc = 0, per = 0;
 			struct cand cands[ARRAY_SIZE(flat) + ARRAY_SIZE(whole)];

@@ -543,7 +543,7 @@ static int run_one(struct ctx *x, const struct kc_op_desc *op, const struct kc_a
 static void cfg_for(struct ctx *x, const struct kc_op_desc *op, struct kc_algo_cfg *cfg,
 		    char *fb, u32 fblen)
 {
-	struct kc_algo_cfg c = { { 0 }, 0 };
+	struct kc_algo_cfg c = { .pipe_bytes = 0 };
 
 	kc_cfg_for_op(&x->conf, op->op, &c, fb, fblen);
 	kc_select_cfg(&x->t, op, &c, &x->cm, cfg);
@@ -748,7 +748,7 @@ static const char *const buf_names[KC_BUF_COUNT] = { "send", "recv", "scratch" }
 static int explain(struct ctx *x, u64 bytes)
 {
 	struct kc_op_desc op;
-	struct kc_algo_cfg in = { { 0 }, 0 }, cfg;
+	struct kc_algo_cfg in = { .pipe_bytes = 0 }, cfg;
 	struct kc_plan *plan = NULL;
 	char fb[256], err[256];
 	struct kc_round_it ri;

@@ -52,7 +52,7 @@ static const char *const tunables[] = {
 	"level0_alpha_ns", "level0_gbps", "level0_reduce_gbps",
 	"level1_alpha_ns", "level1_gbps", "level1_reduce_gbps",
 	"level2_alpha_ns", "level2_gbps", "level2_reduce_gbps",
-	"level1_auto_mesh", "level2_auto_mesh", "level2_conv_pct",
+	"level1_auto_mesh", "level2_auto_mesh", "level2_conv_pct", "user_max_bytes",
 };
 #define NTUN (sizeof(tunables) / sizeof(tunables[0]))
 
@@ -110,7 +110,8 @@ static void usage(FILE *f, const char *prog)
 "                           connect_timeout_ms, and the link model of automatic\n"
 "                           selection: level{0,1,2}_alpha_ns, level{0,1,2}_gbps,\n"
 "                           level{0,1,2}_reduce_gbps, level{1,2}_auto_mesh,\n"
-"                           level2_conv_pct)\n"
+"                           level2_conv_pct; and user_max_bytes, the kernel\n"
+"                           memory one user's communicators may take)\n"
 "  config NAME VALUE        set it (root); an algo string is parsed here first\n"
 "                           and a bad one is reported with its position; ''\n"
 "                           (empty) makes algo automatic again; the module\n"
@@ -411,7 +412,8 @@ static int cmd_config(const struct ctl *c, int argc, char **argv)
 	if (!is_tunable(argv[0])) {
 		fprintf(stderr, "%s: unknown tunable '%s' (algo chunk_bytes slots timeout_ms "
 			"connect_timeout_ms level{0,1,2}_alpha_ns level{0,1,2}_gbps "
-			"level{0,1,2}_reduce_gbps level{1,2}_auto_mesh level2_conv_pct)\n", c->prog, argv[0]);
+			"level{0,1,2}_reduce_gbps level{1,2}_auto_mesh level2_conv_pct "
+			"user_max_bytes)\n", c->prog, argv[0]);
 		return 2;
 	}
 	if (argc == 1) {
@@ -715,6 +717,7 @@ static int explain_from_comm(const struct ctl *c, const struct explain_opts *o, 
 		m->lv[l].beta = comm.link[l].beta_fs;
 		m->lv[l].gamma = comm.link[l].gamma_fs;
 		cfg->algo[l] = comm.algos[op].algo[l];
+		cfg->conf[l] = comm.algos[op].conf[l];
 	}
 	m->conv_q8 = comm.conv_q8;
 	m->window = comm.slots;

@@ -3,7 +3,10 @@
  * collctl explain (see collctl_explain.h).  The candidates shown are the
  * ones automatic selection weighs: each flat algorithm on every level the
  * configuration leaves automatic, and the whole-operation builders
- * (Pipeline, AHC, AHC_BROKE) when level1 and level2 both are; Mesh only
+ * (Pipeline, AHC, AHC_BROKE) when level1 and level2 both are and they run
+ * what the other levels configure (kc_select_whole_ok()), after the
+ * configured algorithms that cannot run their level's part fell back
+ * (kc_select_prepare()); Mesh only
  * inside one server, as kc_cost.c never picks it between servers; the choice
  * itself may mix flat algorithms per level, which is why it is computed
  * by kc_select_cfg() and not taken from the list.
@@ -104,7 +107,8 @@ static void weigh_candidates(struct cc_explain *x, const struct kc_topo *t,
 
 		if (cfg->algo[KCOLL_LEVEL1] != KCOLL_ALGO_AUTO ||
 		    cfg->algo[KCOLL_LEVEL2] != KCOLL_ALGO_AUTO ||
-		    !kc_algo_supports(kc_algo_get(whole[i]), x->op))
+		    !kc_algo_supports(kc_algo_get(whole[i]), x->op) ||
+		    !kc_select_whole_ok(t, cfg, whole[i]))
 			continue;
 		c.algo[KCOLL_LEVEL1] = whole[i];
 		add_alt(x, t, n, &c, m, kc_cfg_algo_token(whole[i]));
@@ -152,7 +156,7 @@ int cc_explain_run(const struct kc_topo *t, u32 rank, u32 op, u64 bytes,
 		   struct cc_explain *x, char *err, size_t errlen)
 {
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
-	struct kc_algo_cfg resolved;
+	struct kc_algo_cfg resolved, prep;
 	struct kc_plan *plan;
 	char msg[160] = "";
 	u32 l;
@@ -180,9 +184,12 @@ int cc_explain_run(const struct kc_topo *t, u32 rank, u32 op, u64 bytes,
 	if (op == KCOLL_OP_BARRIER)
 		d.dtype = KCOLL_UINT8;
 	x->count = d.count;
+	/* what selection weighs: after the fallbacks (kc_select_prepare()) */
+	prep = *cfg;
+	kc_select_prepare(t, op, &prep);
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
-		x->configured[l] = cfg->algo[l];
-		x->any_auto |= cfg->algo[l] == KCOLL_ALGO_AUTO;
+		x->configured[l] = cfg->conf[l] ? cfg->conf[l] : cfg->algo[l];
+		x->any_auto |= prep.algo[l] == KCOLL_ALGO_AUTO;
 	}
 	x->time_fs = kc_select_cfg(t, &d, cfg, model, &resolved);
 	ret = kc_plan_build_model(t, rank, &d, cfg, model, &plan, msg, sizeof(msg));
@@ -193,6 +200,7 @@ int cc_explain_run(const struct kc_topo *t, u32 rank, u32 op, u64 bytes,
 	}
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
 		x->chosen[l] = plan->algo[l];
+	x->fallback = plan->fallback;
 	x->nsteps = plan->nsteps;
 	x->nrounds = plan->nrounds;
 	x->npeers = plan->npeers;
@@ -200,7 +208,7 @@ int cc_explain_run(const struct kc_topo *t, u32 rank, u32 op, u64 bytes,
 	x->received = kc_plan_bytes_received(plan);
 	snprintf(x->note, sizeof(x->note), "%s", plan->note);
 	kc_plan_free(plan);
-	weigh_candidates(x, t, cfg, model, kc_cost_bytes(&d, t->nranks));
+	weigh_candidates(x, t, &prep, model, kc_cost_bytes(&d, t->nranks));
 	explain_why(x);
 	return 0;
 }
@@ -220,8 +228,10 @@ void cc_explain_print(FILE *f, const struct cc_explain *x)
 		x->npods, x->rank);
 	fprintf(f, "%-8s %-11s %s\n", "level", "configured", "runs");
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
-		fprintf(f, "%-8s %-11s %s\n", level_names[l], kc_cfg_algo_token(x->configured[l]),
-			x->chosen[l] ? kc_cfg_algo_token(x->chosen[l]) : "-");
+		fprintf(f, "%-8s %-11s %s%s\n", level_names[l],
+			kc_cfg_algo_token(x->configured[l]),
+			x->chosen[l] ? kc_cfg_algo_token(x->chosen[l]) : "-",
+			x->fallback & (1u << l) ? " (not as configured: see the note)" : "");
 	fprintf(f, "plan: %u steps in %u rounds with %u peers; this rank sends %" PRIu64
 		" and receives %" PRIu64 " bytes%s%s\n", x->nsteps, x->nrounds, x->npeers,
 		x->sent, x->received, x->note[0] ? "; " : "", x->note);
@@ -262,6 +272,8 @@ json_object *cc_explain_json(const struct cc_explain *x)
 			kc_cfg_algo_token(x->configured[l])));
 		json_object_object_add(e, "runs", x->chosen[l] ? json_object_new_string(
 			kc_cfg_algo_token(x->chosen[l])) : NULL);
+		json_object_object_add(e, "fallback",
+				       json_object_new_boolean(x->fallback & (1u << l)));
 		json_object_object_add(lv, level_names[l], e);
 	}
 	json_object_object_add(o, "levels", lv);

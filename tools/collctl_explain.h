@@ -26,8 +26,9 @@ struct cc_explain {
 	u32 op, rank, nranks, nservers, npods;
 	u64 bytes;		/* as given: the nccl-tests "size" */
 	u64 count;		/* fp32 elements (per rank for per-rank ops) */
-	u32 configured[KCOLL_LEVEL_COUNT];
+	u32 configured[KCOLL_LEVEL_COUNT];	/* as configured (kc_algo_cfg.conf or algo) */
 	u32 chosen[KCOLL_LEVEL_COUNT];	/* what the plan runs; 0: level unused */
+	u32 fallback;		/* the plan's: bit l, level l's configured algorithm did not run */
 	bool any_auto;
 	u64 time_fs;		/* modelled time of the choice */
 	u32 nsteps, nrounds, npeers;

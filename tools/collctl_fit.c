@@ -63,7 +63,7 @@ static int flat_topo(struct kc_topo *t, u32 level, u32 p)
 double cc_fit_predict(const struct cc_fit_sample *s, const struct kc_cost_model *m)
 {
 	struct kc_op_desc d = { .op = s->op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
-	struct kc_algo_cfg cfg = { { s->algo, s->algo, s->algo }, 0 };
+	struct kc_algo_cfg cfg = { .algo = { s->algo, s->algo, s->algo } };
 	struct kc_topo t = { 0 };
 	u64 fs;
 

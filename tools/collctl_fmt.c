@@ -13,9 +13,17 @@
 
 static const char *const comm_states[] = { "ready", "peer-lost", "failed" };
 static const char *const peer_states[] = {
-	"idle", "connecting", "up", "failed", "closed", "lost",
+	"idle", "connecting", "up", "failed", "closed", "lost", "proving",
 };
 static const char *const level_names[KCOLL_LEVEL_COUNT] = { "level0", "level1", "level2" };
+
+/* How peers were admitted: a module without the attribute says nothing. */
+static const char *auth_name(const struct cc_comm *c)
+{
+	if (!c->has_auth)
+		return "?";
+	return c->auth == KCOLL_COMM_AUTH_HMAC_SHA256 ? "secret" : "none";
+}
 
 const char *cc_comm_state_name(uint32_t state)
 {
@@ -34,6 +42,7 @@ const char *cc_event_name(uint8_t cmd)
 	case KCOLL_CMD_EVENT_COMM_DEL: return "comm-del";
 	case KCOLL_CMD_EVENT_OP_FAIL: return "op-fail";
 	case KCOLL_CMD_EVENT_PEER_LOST: return "peer-lost";
+	case KCOLL_CMD_EVENT_ALGO_FALLBACK: return "algo-fallback";
 	}
 	return "?";
 }
@@ -58,28 +67,63 @@ void cc_print_comm_table(FILE *f, const struct cc_comm *comms, size_t n)
 {
 	size_t i;
 
-	fprintf(f, "%-6s %-8s %-11s %-10s %-9s %12s %16s %8s %8s\n", "comm", "pid", "rank",
-		"state", "error", "ops", "bytes", "errors", "timeouts");
+	fprintf(f, "%-6s %-8s %-11s %-10s %-9s %12s %16s %8s %8s  %s\n", "comm", "pid", "rank",
+		"state", "error", "ops", "bytes", "errors", "timeouts", "auth");
 	for (i = 0; i < n; i++) {
 		const struct cc_comm *c = &comms[i];
 		char rank[32];
 
 		snprintf(rank, sizeof(rank), "%u/%u", c->rank, c->nranks);
 		fprintf(f, "%-6" PRIu64 " %-8u %-11s %-10s %-9s %12" PRIu64 " %16" PRIu64
-			" %8" PRIu64 " %8" PRIu64 "\n", c->id, c->pid, rank,
+			" %8" PRIu64 " %8" PRIu64 "  %s\n", c->id, c->pid, rank,
 			cc_comm_state_name(c->state), c->err ? errno_name(c->err) : "-",
-			c->ops, c->bytes, c->errors, c->timeouts);
+			c->ops, c->bytes, c->errors, c->timeouts, auth_name(c));
 	}
 	if (!n)
 		fprintf(f, "(no communicators)\n");
 }
 
+/* "level0,level2": the levels of a fallback mask. */
+static void fallback_levels(uint32_t mask, char *buf, size_t len)
+{
+	size_t pos = 0;
+	uint32_t l;
+
+	buf[0] = '\0';
+	for (l = 0; l < KCOLL_LEVEL_COUNT && pos < len; l++)
+		if (mask & (1u << l))
+			pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", pos ? "," : "",
+						level_names[l]);
+}
+
+/* A level's algorithm; '!' after it when what is configured there did not run. */
+static const char *lastop_algo(const struct cc_lastop *l, uint32_t lvl, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", cc_used_algo_name(l->algo[lvl]),
+		 l->fallback & (1u << lvl) ? "!" : "");
+	return buf;
+}
+
 static void print_lastop(FILE *f, const struct cc_lastop *l)
 {
+	char a[3][24];
+
 	fprintf(f, "  %-8" PRIu64 " %-14s %12" PRIu64 " %14" PRIu64 "  %-9s %-9s %-9s %12.3f  %s\n",
-		l->id, op_name(l->op), l->count, l->bytes, cc_used_algo_name(l->algo[0]),
-		cc_used_algo_name(l->algo[1]), cc_used_algo_name(l->algo[2]),
+		l->id, op_name(l->op), l->count, l->bytes, lastop_algo(l, 0, a[0], sizeof(a[0])),
+		lastop_algo(l, 1, a[1], sizeof(a[1])), lastop_algo(l, 2, a[2], sizeof(a[2])),
 		(double)l->duration_ns / 1e3, errno_name(l->status));
+	if (l->fallback)
+		fprintf(f, "           ! not as configured: %s\n", l->note[0] ? l->note : "(no note)");
+}
+
+/* "NHR", or "tree>NA" where the operation falls back from what is configured. */
+static void configured_algo(const struct cc_algos *a, uint32_t l, char *buf, size_t len)
+{
+	if (a->conf[l] && a->conf[l] != a->algo[l])
+		snprintf(buf, len, "%s>%s", kc_cfg_algo_token(a->conf[l]),
+			 kc_cfg_algo_token(a->algo[l]));
+	else
+		snprintf(buf, len, "%s", kc_cfg_algo_token(a->algo[l]));
 }
 
 void cc_print_comm(FILE *f, const struct cc_comm *c)
@@ -94,6 +138,13 @@ void cc_print_comm(FILE *f, const struct cc_comm *c)
 		PRIu64 ", in flight %u\n", c->ops, c->bytes, c->errors, c->timeouts, c->inflight);
 	fprintf(f, "  chunk_bytes %u, slots %u, timeout_ms %u\n", c->chunk_bytes, c->slots,
 		c->timeout_ms);
+	if (c->has_auth && c->auth == KCOLL_COMM_AUTH_HMAC_SHA256)
+		fprintf(f, "  authenticated: every peer proved the secret (HMAC-SHA256)");
+	else if (c->has_auth)
+		fprintf(f, "  UNAUTHENTICATED: no secret, peers admitted by address alone");
+	if (c->has_auth)
+		fprintf(f, "; refused %" PRIu64 " connection%s\n", c->refused,
+			c->refused == 1 ? "" : "s");
 	if (c->npeers) {
 		fprintf(f, "peers:\n  %-6s %-11s %-7s %s\n", "rank", "state", "server", "pod");
 		for (i = 0; i < c->npeers; i++)
@@ -120,12 +171,15 @@ void cc_print_comm(FILE *f, const struct cc_comm *c)
 		fprintf(f, "  level2 convergence %.2f\n", c->conv_q8 / 256.0);
 	}
 	if (c->has_algos) {
-		fprintf(f, "configured algorithms (NA: chosen by the model per operation):\n");
-		for (i = 0; i < KCOLL_OP_COUNT; i++)
-			fprintf(f, "  %-14s %-9s %-9s %s\n", op_name(i),
-				kc_cfg_algo_token(c->algos[i].algo[0]),
-				kc_cfg_algo_token(c->algos[i].algo[1]),
-				kc_cfg_algo_token(c->algos[i].algo[2]));
+		fprintf(f, "configured algorithms (NA: chosen by the model per operation; "
+			"X>NA: X cannot run it):\n");
+		for (i = 0; i < KCOLL_OP_COUNT; i++) {
+			char a[3][24];
+
+			for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+				configured_algo(&c->algos[i], l, a[l], sizeof(a[l]));
+			fprintf(f, "  %-14s %-9s %-9s %s\n", op_name(i), a[0], a[1], a[2]);
+		}
 	}
 }
 
@@ -155,6 +209,12 @@ static json_object *lastop_json(const struct cc_lastop *l)
 	add(o, "duration_ns", j_u64(l->duration_ns));
 	add(o, "status", json_object_new_string(errno_name(l->status)));
 	add(o, "errno", json_object_new_int((int)l->status));
+	a = json_object_new_array();
+	for (i = 0; i < KCOLL_LEVEL_COUNT; i++)
+		if (l->fallback & (1u << i))
+			json_object_array_add(a, json_object_new_string(level_names[i]));
+	add(o, "fallback", a);
+	add(o, "note", l->fallback ? json_object_new_string(l->note) : NULL);
 	return o;
 }
 
@@ -174,6 +234,11 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 	add(o, "errors", j_u64(c->errors));
 	add(o, "timeouts", j_u64(c->timeouts));
 	add(o, "inflight", j_u64(c->inflight));
+	if (c->has_auth) {
+		add(o, "auth", json_object_new_string(c->auth == KCOLL_COMM_AUTH_HMAC_SHA256 ?
+						       "hmac-sha256" : "address"));
+		add(o, "refused", j_u64(c->refused));
+	}
 	if (!detail)
 		return o;
 	add(o, "chunk_bytes", j_u64(c->chunk_bytes));
@@ -215,10 +280,16 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 		for (i = 0; i < KCOLL_OP_COUNT; i++) {
 			json_object *k = json_object_new_object();
 
-			for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+			json_object *cf = json_object_new_object();
+
+			for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
 				add(k, level_names[l], json_object_new_string(
 					kc_cfg_algo_token(c->algos[i].algo[l])));
+				add(cf, level_names[l], json_object_new_string(
+					kc_cfg_algo_token(c->algos[i].conf[l])));
+			}
 			add(k, "pipe_bytes", j_u64(c->algos[i].pipe_bytes));
+			add(k, "configured", cf);
 			add(m, op_name(i), k);
 		}
 		add(o, "algos", m);
@@ -243,6 +314,14 @@ void cc_print_event(FILE *f, const struct cc_event *ev, const char *stamp)
 	case KCOLL_CMD_EVENT_PEER_LOST:
 		fprintf(f, " peer %u: %s", ev->peer, errno_name(ev->err));
 		break;
+	case KCOLL_CMD_EVENT_ALGO_FALLBACK: {
+		char lv[32];
+
+		fallback_levels(ev->op.fallback, lv, sizeof(lv));
+		fprintf(f, " op %" PRIu64 " %s count %" PRIu64 ": %s not as configured: %s",
+			ev->op.id, op_name(ev->op.op), ev->op.count, lv, ev->op.note);
+		break;
+	}
 	}
 	fprintf(f, "\n");
 }

@@ -43,6 +43,18 @@ static uint64_t a_u64(const struct nlattr *a)
 	return a && nla_len(a) >= (int)sizeof(uint64_t) ? nla_get_u64((struct nlattr *)a) : 0;
 }
 
+/* A string attribute into buf, cut to fit and always terminated; "" when absent. */
+static void a_str(const struct nlattr *a, char *buf, size_t len)
+{
+	size_t n = a && nla_len(a) > 0 ? (size_t)nla_len(a) : 0;
+
+	if (n >= len)
+		n = len - 1;
+	if (n)
+		memcpy(buf, nla_data(a), n);
+	buf[n] = '\0';
+}
+
 static int parse_nested(struct nlattr **tb, int max, struct nlattr *nest)
 {
 	return nla_parse_nested(tb, max, nest, NULL) ? -EINVAL : 0;
@@ -64,6 +76,8 @@ static int parse_lastop(struct nlattr *nest, struct cc_lastop *l)
 	l->algo[KCOLL_LEVEL2] = a_u32(tb[KCOLL_LASTOP_A_ALGO_L2]);
 	l->status = a_u32(tb[KCOLL_LASTOP_A_STATUS]);
 	l->duration_ns = a_u64(tb[KCOLL_LASTOP_A_DURATION_NS]);
+	l->fallback = a_u32(tb[KCOLL_LASTOP_A_FALLBACK]);
+	a_str(tb[KCOLL_LASTOP_A_NOTE], l->note, sizeof(l->note));
 	return 0;
 }
 
@@ -148,6 +162,9 @@ static int parse_algos(struct nlattr *nest, struct cc_comm *c)
 		c->algos[op].algo[KCOLL_LEVEL1] = a_u32(tb[KCOLL_ALGO_A_L1]);
 		c->algos[op].algo[KCOLL_LEVEL2] = a_u32(tb[KCOLL_ALGO_A_L2]);
 		c->algos[op].pipe_bytes = a_u64(tb[KCOLL_ALGO_A_PIPE_BYTES]);
+		c->algos[op].conf[KCOLL_LEVEL0] = a_u32(tb[KCOLL_ALGO_A_CONF_L0]);
+		c->algos[op].conf[KCOLL_LEVEL1] = a_u32(tb[KCOLL_ALGO_A_CONF_L1]);
+		c->algos[op].conf[KCOLL_LEVEL2] = a_u32(tb[KCOLL_ALGO_A_CONF_L2]);
 	}
 	c->has_algos = true;
 	return 0;
@@ -177,6 +194,9 @@ int cc_parse_comm(struct nlmsghdr *nlh, struct cc_comm *c)
 	c->chunk_bytes = a_u32(tb[KCOLL_A_COMM_CHUNK_BYTES]);
 	c->slots = a_u32(tb[KCOLL_A_COMM_SLOTS]);
 	c->timeout_ms = a_u32(tb[KCOLL_A_COMM_TIMEOUT_MS]);
+	c->has_auth = tb[KCOLL_A_COMM_AUTH];
+	c->auth = a_u32(tb[KCOLL_A_COMM_AUTH]);
+	c->refused = a_u64(tb[KCOLL_A_COMM_REFUSED]);
 	ret = tb[KCOLL_A_COMM_PEERS] ? parse_peers(tb[KCOLL_A_COMM_PEERS], c) : 0;
 	if (!ret && tb[KCOLL_A_COMM_LAST_OPS])
 		ret = parse_last_ops(tb[KCOLL_A_COMM_LAST_OPS], c);
@@ -196,7 +216,7 @@ int cc_parse_event(struct nlmsghdr *nlh, struct cc_event *ev)
 
 	memset(ev, 0, sizeof(*ev));
 	if (!genlmsg_valid_hdr(nlh, 0) || gh->cmd < KCOLL_CMD_EVENT_COMM_NEW ||
-	    gh->cmd > KCOLL_CMD_EVENT_PEER_LOST ||
+	    gh->cmd > KCOLL_CMD_EVENT_ALGO_FALLBACK ||
 	    genlmsg_parse(nlh, 0, tb, KCOLL_A_MAX, NULL) || !tb[KCOLL_A_COMM_ID])
 		return -EINVAL;
 	ev->cmd = gh->cmd;
@@ -428,6 +448,15 @@ int cc_nl_monitor(struct cc_nl *nl, int (*fn)(const struct cc_event *ev, void *a
 		return -ENOENT;
 	}
 	ret = nl_socket_add_membership(nl->sk, grp);
+	if (ret == -NLE_PERM) {
+		/* The module lets only CAP_NET_ADMIN join (GENL_MCAST_CAP_NET_ADMIN). */
+		if (err && errlen)
+			snprintf(err, errlen, "not allowed to join the '%s' group: its events "
+				 "are about every user's communicators, so it needs CAP_NET_ADMIN "
+				 "(run collctl monitor as root); 'collctl show' lists your own",
+				 KCOLL_GENL_MCGRP_EVENTS);
+		return -EPERM;
+	}
 	if (ret) {
 		if (err && errlen)
 			snprintf(err, errlen, "cannot join the '%s' group: %s",

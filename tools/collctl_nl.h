@@ -35,6 +35,8 @@ struct cc_lastop {
 	uint32_t op;
 	uint32_t status;	/* positive errno */
 	uint32_t algo[KCOLL_LEVEL_COUNT];
+	uint32_t fallback;	/* bit l: level l's configured algorithm did not run */
+	char note[KCOLL_GENL_NOTE_MAX];	/* what ran instead and why ("" without) */
 };
 
 struct cc_link {
@@ -46,6 +48,7 @@ struct cc_link {
 struct cc_algos {
 	uint32_t algo[KCOLL_LEVEL_COUNT];
 	uint64_t pipe_bytes;
+	uint32_t conf[KCOLL_LEVEL_COUNT];	/* before the per-operation fallback */
 };
 
 struct cc_comm {
@@ -53,6 +56,9 @@ struct cc_comm {
 	uint32_t pid, rank, nranks, state, err;
 	uint64_t ops, bytes, errors, timeouts;
 	uint32_t inflight, chunk_bytes, slots, timeout_ms;
+	bool has_auth;			/* KCOLL_A_COMM_AUTH sent */
+	uint32_t auth;			/* enum kcoll_comm_auth */
+	uint64_t refused;		/* connections refused */
 	uint32_t npeers;
 	struct cc_peer *peers;		/* [npeers], malloc'd */
 	uint32_t nlast;
@@ -72,7 +78,7 @@ struct cc_event {
 	uint32_t state, err;
 	uint64_t ops, errors;
 	uint32_t peer;			/* KCOLL_CMD_EVENT_PEER_LOST */
-	bool has_op;			/* KCOLL_CMD_EVENT_OP_FAIL */
+	bool has_op;			/* KCOLL_CMD_EVENT_OP_FAIL, _ALGO_FALLBACK */
 	struct cc_lastop op;
 };
 

@@ -12,7 +12,9 @@
  * Ring, Pairwise and Mesh computed here from the published step rules
  * (not through the builder) must be the transfers of the plan.  The data
  * tests (test_algo) then check that what the executor does with the
- * expansion reduces bit for bit.
+ * expansion reduces bit for bit.  kc_plan_writes_buf() must say of each
+ * buffer what the written-out steps do (the kernel pins a send buffer the
+ * plan never writes for reading only).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +173,18 @@ static int compare_case(const struct kc_topo *t, const char *tname, u32 rank,
 	if (d >= 0) {
 		report_diff(what, &fc, &fe, d);
 		bad = 1;
+	}
+	/* kc_plan_writes_buf() of either build: what the written-out steps write. */
+	for (u8 b = 0; b < KC_BUF_COUNT; b++) {
+		bool w = false;
+
+		for (u32 i = 0; i < fe.n && !w; i++)
+			w = fe.st[i].kind != KC_STEP_SEND && fe.st[i].buf == b;
+		if (kc_plan_writes_buf(pc, b) != w || kc_plan_writes_buf(pe, b) != w) {
+			fprintf(stderr, "# %s: kc_plan_writes_buf(%u) %d/%d, steps say %d\n",
+				what, b, kc_plan_writes_buf(pc, b), kc_plan_writes_buf(pe, b), w);
+			bad = 1;
+		}
 	}
 	if (pe->nprogs || pc->scratch_bytes != pe->scratch_bytes ||
 	    kc_plan_bytes_sent(pc) != kc_plan_bytes_sent(pe) ||

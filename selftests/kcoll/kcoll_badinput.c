@@ -7,9 +7,12 @@
  * values with EINVAL and keep the old one.
  *
  * Each test runs alone on its node (a one-rank communicator on the
- * loopback address), so every rank of the cluster may run this binary at
- * the same time.  Skips (exit 4) when /dev/kcoll is missing.
+ * loopback address, or a creation that fails before it connects), so
+ * every rank of the cluster may run this binary at the same time.  Skips
+ * (exit 4) when /dev/kcoll is missing.
  */
+#include <limits.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 
 #include "kselftest_harness.h"
@@ -95,6 +98,60 @@ TEST(abi_every_ioctl_nonzero_tail_is_e2big)
 		EXPECT_EQ(-1, ioctl(fd, ioctls[i].cmd, buf)) TH_LOG("%s", ioctls[i].name);
 		EXPECT_EQ(E2BIG, errno) TH_LOG("%s", ioctls[i].name);
 	}
+	close(fd);
+}
+
+/* Anything but E2BIG: the size was accepted (the zero fields may be wrong). */
+TEST(abi_every_ioctl_4096_bytes_zero_tail_accepted_4097_is_e2big)
+{
+	static __u64 buf[1024];		/* 8 KiB: room for 4097 bytes */
+	struct kcoll_info info = { .size = sizeof(info) };
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+	size_t i;
+
+	for (i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]); i++) {
+		memset(buf, 0, sizeof(buf));
+		set_size(buf, KCOLL_STRUCT_MAX);
+		errno = 0;
+		ioctl(fd, ioctls[i].cmd, buf);
+		EXPECT_NE(E2BIG, errno) TH_LOG("%s: 4096 bytes refused", ioctls[i].name);
+		memset(buf, 0, sizeof(buf));
+		set_size(buf, KCOLL_STRUCT_MAX + 1);
+		EXPECT_EQ(-1, ioctl(fd, ioctls[i].cmd, buf)) TH_LOG("%s", ioctls[i].name);
+		EXPECT_EQ(E2BIG, errno) TH_LOG("%s: 4097 bytes", ioctls[i].name);
+	}
+	/* A good struct with a zero tail up to 4096 bytes works. */
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &info, sizeof(info));
+	set_size(buf, KCOLL_STRUCT_MAX);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, buf)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(KCOLL_ABI_VERSION, ((struct kcoll_info *)buf)->abi_version);
+	create_init(&cc, &r, 1);
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &cc, sizeof(cc));
+	set_size(buf, KCOLL_STRUCT_MAX);
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, buf)) TH_LOG("%s", strerror(errno));
+	EXPECT_NE(0, ((struct kcoll_comm_create *)buf)->comm_id);
+	close(fd);
+}
+
+TEST(info_nonzero_pad_is_einval)
+{
+	struct kcoll_info info = { .size = sizeof(info) };
+	int fd = kc_open(_metadata);
+
+	info.pad = 1;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_INFO, &info));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, info.abi_version);		/* nothing written */
+	/* Output fields hold anything the caller left there. */
+	memset(&info, 0x5a, sizeof(info));
+	info.size = sizeof(info);
+	info.pad = 0;
+	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, &info));
+	EXPECT_EQ(KCOLL_ABI_VERSION, info.abi_version);
 	close(fd);
 }
 
@@ -285,26 +342,95 @@ TEST(create_algo_too_long_is_einval_unmapped_is_efault)
 	close(fd);
 }
 
-TEST(create_eventfd_not_eventfd_is_einval_closed_is_ebadf)
+TEST(create_eventfd_not_eventfd_or_closed_is_ebadf)
 {
 	struct kcoll_rank r = lo_rank(PORT);
 	struct kcoll_comm_create cc;
 	int fd = kc_open(_metadata);
-	int efd = eventfd(0, EFD_CLOEXEC), gone;
+	int efd = eventfd(0, EFD_CLOEXEC), gone, pfd[2];
 
 	ASSERT_LE(0, efd);
+	ASSERT_EQ(0, pipe(pfd));
 	gone = dup(efd);
 	ASSERT_LE(0, gone);
 	close(gone);
 	create_init(&cc, &r, 1);
 	cc.eventfd = fd;			/* a file, but no eventfd */
-	CREATE_FAILS(fd, &cc, EINVAL);
+	CREATE_FAILS(fd, &cc, EBADF);
+	cc.eventfd = pfd[0];			/* a pipe */
+	CREATE_FAILS(fd, &cc, EBADF);
 	cc.eventfd = gone;			/* not an open file */
 	CREATE_FAILS(fd, &cc, EBADF);
 	cc.eventfd = efd;
 	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
 	close(fd);
 	close(efd);
+	close(pfd[0]);
+	close(pfd[1]);
+}
+
+TEST(create_negative_eventfd_but_minus_one_is_ebadf)
+{
+	static const int bad[] = { -2, -100, INT_MIN };
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int fd = kc_open(_metadata);
+	size_t i;
+
+	create_init(&cc, &r, 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cc.eventfd = bad[i];
+		CREATE_FAILS(fd, &cc, EBADF) TH_LOG("eventfd %d", bad[i]);
+	}
+	cc.eventfd = -1;			/* the one "none" */
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	close(fd);
+}
+
+/*
+ * A two-rank table whose rank 0 (this one) is @addr:@port: the creation
+ * binds it before it waits for anyone, so a bind error comes at once.
+ * The connect timeout bounds the test if the bind succeeds after all.
+ */
+static int create_two(int fd, const char *addr, unsigned int port)
+{
+	struct kcoll_rank r[2] = { lo_rank(port), lo_rank(PORT + 7) };
+	struct kcoll_comm_create cc;
+
+	inet_pton(AF_INET, addr, r[0].addr);
+	inet_pton(AF_INET, addr, r[1].addr);
+	create_init(&cc, r, 2);
+	cc.connect_timeout_ms = 2000;
+	return ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
+}
+
+TEST(create_address_not_on_this_node_is_eaddrnotavail)
+{
+	int fd = kc_open(_metadata);
+	struct cluster c;
+
+	/* TEST-NET-2: no node of any cluster has it. */
+	EXPECT_EQ(-1, create_two(fd, "198.51.100.7", PORT));
+	EXPECT_EQ(EADDRNOTAVAIL, errno);
+	/* Nothing was left: the file creates. */
+	cluster_single(&c, PORT);
+	EXPECT_EQ(0, comm_create(fd, &c, -1, NULL));
+	close(fd);
+}
+
+TEST(create_port_below_1024_unprivileged_is_eacces)
+{
+	const char *ip = getenv("KCOLL_IP");
+	int fd = kc_open(_metadata);
+
+	/* This node's RoCE address: the bind gets as far as the port. */
+	if (!ip || !*ip)
+		SKIP(return, "no KCOLL_IP (run under kcoll-vm)");
+	if (geteuid() == 0 && setresuid(65534, 65534, 65534))
+		SKIP(return, "cannot drop root");
+	EXPECT_EQ(-1, create_two(fd, ip, 80));
+	EXPECT_EQ(EACCES, errno);
+	close(fd);
 }
 
 TEST(create_absurd_tunables_are_einval)
@@ -658,6 +784,56 @@ TEST_F(one, submit_alltoallv_bad_count_arrays)
 	still_usable(_metadata, self);
 }
 
+/* A page of @len bytes holding a copy of @src, then made read-only. */
+static void *ro_copy(const void *src, size_t len)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, src, len);
+	if (mprotect(p, 4096, PROT_READ)) {
+		munmap(p, 4096);
+		return NULL;
+	}
+	return p;
+}
+
+TEST_F(one, submit_struct_in_readonly_memory_is_efault_nothing_runs)
+{
+	struct kcoll_completion cpl[2] = {};
+	struct kcoll_reap r = { .size = sizeof(r), .entries = (uintptr_t)cpl, .max = 2,
+				.entry_size = sizeof(cpl[0]) };
+	struct kcoll_submit *ro;
+
+	self->s.size = sizeof(self->s);
+	ro = ro_copy(&self->s, sizeof(self->s));
+	ASSERT_NE(NULL, ro);
+	/* Readable, so it is read; its op_id cannot be written. */
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_SUBMIT, ro));
+	EXPECT_EQ(EFAULT, errno);
+	/* No operation ran: no completion now or later. */
+	sleep_ms(200);
+	EXPECT_EQ(0, ioctl(self->fd, KCOLL_IOC_REAP, &r));
+	EXPECT_EQ(0, r.count) TH_LOG("the refused operation ran (op_id %llu)",
+				     (unsigned long long)cpl[0].op_id);
+	munmap(ro, 4096);
+	still_usable(_metadata, self);
+}
+
+TEST_F(one, submit_refused_keeps_callers_op_id)
+{
+	self->s.op_id = 0x1234;
+	self->s.dtype = 77;
+	SUBMIT_FAILS(EINVAL);
+	EXPECT_EQ(0x1234, self->s.op_id);
+	self->s.dtype = KCOLL_FP32;
+	self->s.recv.handle = 99;
+	SUBMIT_FAILS(ENOENT);
+	EXPECT_EQ(0x1234, self->s.op_id);
+	still_usable(_metadata, self);
+}
+
 TEST_F(one, abort_then_submit_is_ecanceled)
 {
 	struct kcoll_abort a = { .size = sizeof(a) };
@@ -708,6 +884,277 @@ TEST_F(one, reap_bad_arguments_are_einval)
 	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &r));
 	EXPECT_EQ(ENOENT, errno);
 	still_usable(_metadata, self);
+}
+
+/* A one-rank communicator whose completions signal an eventfd. */
+FIXTURE(ev) {
+	int fd, efd;
+	float *buf;
+};
+
+FIXTURE_SETUP(ev)
+{
+	struct cluster c;
+
+	self->fd = kc_open(_metadata);
+	self->efd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_LE(0, self->efd);
+	cluster_single(&c, PORT);
+	ASSERT_EQ(0, comm_create(self->fd, &c, self->efd, NULL));
+	self->buf = map_buf(4096);
+	ASSERT_NE(NULL, self->buf);
+}
+
+FIXTURE_TEARDOWN(ev)
+{
+	close(self->fd);
+	close(self->efd);
+	munmap(self->buf, 4096);
+}
+
+/* Submit @n AllReduces (cookie 100 + i) and wait until all completed. */
+static void submit_n(struct __test_metadata *_metadata, FIXTURE_DATA(ev) *self, unsigned int n)
+{
+	struct kcoll_submit s;
+	unsigned int i;
+	__u64 done = 0, v;
+
+	for (i = 0; i < n; i++) {
+		memset(&s, 0, sizeof(s));
+		s.op = KCOLL_OP_ALLREDUCE;
+		s.dtype = KCOLL_FP32;
+		s.count = 16;
+		s.cookie = 100 + i;
+		s.send.addr = (uintptr_t)self->buf;
+		s.recv.addr = (uintptr_t)(self->buf + 512);
+		ASSERT_EQ(0, submit(self->fd, &s)) TH_LOG("%s", strerror(errno));
+	}
+	while (done < n) {
+		ASSERT_EQ(sizeof(v), read(self->efd, &v, sizeof(v)));
+		done += v;
+	}
+}
+
+TEST_F(ev, reap_into_unwritable_memory_is_efault_nothing_lost)
+{
+	struct kcoll_completion ok[4], *ro;
+	struct kcoll_reap r = { .size = sizeof(r), .max = 2, .entry_size = sizeof(ok[0]) };
+	struct kcoll_reap *rro;
+	char *two;
+
+	memset(ok, 0, sizeof(ok));
+	submit_n(_metadata, self, 2);
+	/* Entries in read-only memory. */
+	ro = ro_copy(ok, sizeof(ok));
+	ASSERT_NE(NULL, ro);
+	r.entries = (uintptr_t)ro;
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &r));
+	EXPECT_EQ(EFAULT, errno);
+	/* The first entry writable, the second read-only. */
+	two = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, two);
+	ASSERT_EQ(0, mprotect(two + 4096, 4096, PROT_READ));
+	r.entries = (uintptr_t)(two + 4096 - sizeof(ok[0]));
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, &r));
+	EXPECT_EQ(EFAULT, errno);
+	/* Good entries, but the count cannot be written. */
+	r.entries = (uintptr_t)ok;
+	rro = ro_copy(&r, sizeof(r));
+	ASSERT_NE(NULL, rro);
+	EXPECT_EQ(-1, ioctl(self->fd, KCOLL_IOC_REAP, rro));
+	EXPECT_EQ(EFAULT, errno);
+	/* Both completions are still there, in order. */
+	r.max = 4;
+	ASSERT_EQ(0, ioctl(self->fd, KCOLL_IOC_REAP, &r));
+	ASSERT_EQ(2, r.count) TH_LOG("%u of 2 completions lost", 2 - r.count);
+	EXPECT_EQ(1, ok[0].op_id);
+	EXPECT_EQ(100, ok[0].cookie);
+	EXPECT_EQ(2, ok[1].op_id);
+	EXPECT_EQ(101, ok[1].cookie);
+	EXPECT_EQ(0, ok[0].status);
+	EXPECT_EQ(0, ioctl(self->fd, KCOLL_IOC_REAP, &r));
+	EXPECT_EQ(0, r.count);
+	munmap(ro, 4096);
+	munmap(rro, 4096);
+	munmap(two, 8192);
+}
+
+#define REAPERS 4
+#define REAP_OPS 1000
+
+struct reaper {
+	int fd;
+	unsigned char *seen;	/* REAP_OPS + 1, by op_id */
+	int err;
+};
+
+static void *reaper_main(void *arg)
+{
+	struct reaper *rp = arg;
+	struct kcoll_completion c[3];
+	struct kcoll_reap r = { .size = sizeof(r), .entries = (uintptr_t)c, .max = 3,
+				.entry_size = sizeof(c[0]) };
+	__u32 i;
+
+	for (;;) {
+		if (ioctl(rp->fd, KCOLL_IOC_REAP, &r)) {
+			rp->err = errno;
+			return NULL;
+		}
+		if (!r.count)
+			return NULL;
+		for (i = 0; i < r.count; i++) {
+			if (c[i].op_id < 1 || c[i].op_id > REAP_OPS)
+				rp->err = ERANGE;
+			else
+				__atomic_fetch_add(&rp->seen[c[i].op_id], 1, __ATOMIC_RELAXED);
+		}
+	}
+}
+
+TEST_F(ev, concurrent_reapers_get_each_completion_once)
+{
+	static unsigned char seen[REAP_OPS + 1];
+	struct reaper rp[REAPERS];
+	pthread_t t[REAPERS];
+	unsigned int i, missing = 0, twice = 0;
+
+	submit_n(_metadata, self, REAP_OPS);
+	for (i = 0; i < REAPERS; i++) {
+		rp[i] = (struct reaper){ .fd = self->fd, .seen = seen };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, reaper_main, &rp[i]));
+	}
+	for (i = 0; i < REAPERS; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, rp[i].err) TH_LOG("reaper %u: %s", i, strerror(rp[i].err));
+	}
+	for (i = 1; i <= REAP_OPS; i++) {
+		missing += !seen[i];
+		twice += seen[i] > 1;
+	}
+	EXPECT_EQ(0, missing);
+	EXPECT_EQ(0, twice);
+}
+
+/* ------------------------------------------------ read-only buffers */
+
+/* @n floats i + 0.5, in a mapping then made read-only. */
+static float *ro_floats(size_t n)
+{
+	size_t len = (n * sizeof(float) + 4095) & ~(size_t)4095, i;
+	float *p = map_buf(len);
+
+	if (!p)
+		return NULL;
+	for (i = 0; i < n; i++)
+		p[i] = (float)i + 0.5f;
+	if (mprotect(p, len, PROT_READ)) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}
+
+TEST_F(one, submit_readonly_send_buffer_works_in_place_is_efault)
+{
+	float *ro = ro_floats(4096);
+	struct kcoll_completion cpl;
+	int i;
+
+	ASSERT_NE(NULL, ro);
+	self->s.count = 4096;
+	self->s.send.addr = (uintptr_t)ro;
+	self->s.recv.addr = (uintptr_t)self->buf;
+	ASSERT_EQ(0, submit(self->fd, &self->s)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	for (i = 0; i < 4096; i++)
+		ASSERT_EQ((float)i + 0.5f, self->buf[i]) TH_LOG("element %d", i);
+	/* In place, the send buffer is written. */
+	self->s.recv.addr = (uintptr_t)ro;
+	SUBMIT_FAILS(EFAULT);
+	/* ReduceScatter in place writes its send buffer too. */
+	self->s.op = KCOLL_OP_REDUCESCATTER;
+	self->s.count = 16;
+	SUBMIT_FAILS(EFAULT);
+	munmap(ro, 4096 * sizeof(float));
+	EXPECT_GE(self->pinned, foll_pinned_settle(self->pinned, 2000));
+	memset(self->buf, 0, 4096 * sizeof(float));
+	/* The refusals used no id: the next operation is the second. */
+	self->s.op = KCOLL_OP_ALLREDUCE;
+	self->s.send.addr = (uintptr_t)self->buf;
+	self->s.recv.addr = (uintptr_t)(self->buf + 1024);
+	ASSERT_EQ(0, submit(self->fd, &self->s));
+	EXPECT_EQ(2, self->s.op_id);
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+}
+
+static __u64 reg_flags(int fd, void *p, size_t len, __u32 flags)
+{
+	struct kcoll_mem_reg reg = { .size = sizeof(reg), .flags = flags, .addr = (uintptr_t)p,
+				     .len = len };
+
+	return ioctl(fd, KCOLL_IOC_MEM_REG, &reg) ? 0 : reg.handle;
+}
+
+TEST_F(one, register_rdonly_serves_as_send_efault_as_receive)
+{
+	float *ro = ro_floats(1024), *late = map_buf(4096);
+	struct kcoll_mem_dereg dr = { .size = sizeof(dr) };
+	struct kcoll_completion cpl;
+	__u64 h, hl;
+	int i;
+
+	ASSERT_NE(NULL, ro);
+	ASSERT_NE(NULL, late);
+	/* Read-only memory: only as a read-only registration. */
+	EXPECT_EQ(0, reg_flags(self->fd, ro, 4096, 0));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(0, reg_flags(self->fd, ro, 4096, ~KCOLL_MEM_REG_RDONLY));
+	EXPECT_EQ(EINVAL, errno);
+	h = reg_flags(self->fd, ro, 4096, KCOLL_MEM_REG_RDONLY);
+	ASSERT_NE(0, h) TH_LOG("%s", strerror(errno));
+	/* Memory registered read-only before it is written: the writes count. */
+	hl = reg_flags(self->fd, late, 4096, KCOLL_MEM_REG_RDONLY);
+	ASSERT_NE(0, hl) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < 1024; i++)
+		late[i] = (float)(3 * i);
+
+	self->s.count = 1024;
+	self->s.send.handle = h;
+	self->s.send.addr = 0;
+	self->s.recv.addr = (uintptr_t)self->buf;
+	ASSERT_EQ(0, submit(self->fd, &self->s)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	for (i = 0; i < 1024; i++)
+		ASSERT_EQ((float)i + 0.5f, self->buf[i]) TH_LOG("element %d", i);
+	self->s.send.handle = hl;
+	ASSERT_EQ(0, submit(self->fd, &self->s)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+	for (i = 0; i < 1024; i++)
+		ASSERT_EQ((float)(3 * i), self->buf[i]) TH_LOG("element %d", i);
+
+	/* As a receive buffer, or in place: EFAULT, and no id used. */
+	self->s.send.handle = 0;
+	self->s.send.addr = (uintptr_t)self->buf;
+	self->s.recv.handle = hl;
+	self->s.recv.addr = 0;
+	SUBMIT_FAILS(EFAULT);
+	self->s.send.handle = hl;
+	self->s.send.addr = 0;
+	SUBMIT_FAILS(EFAULT);
+	self->s.recv.handle = 0;
+	self->s.recv.addr = (uintptr_t)self->buf;
+	ASSERT_EQ(0, submit(self->fd, &self->s));
+	EXPECT_EQ(3, self->s.op_id);
+	ASSERT_EQ(0, wait_one(self->fd, &cpl));
+
+	dr.handle = h;
+	EXPECT_EQ(0, ioctl(self->fd, KCOLL_IOC_MEM_DEREG, &dr));
+	dr.handle = hl;
+	EXPECT_EQ(0, ioctl(self->fd, KCOLL_IOC_MEM_DEREG, &dr));
+	EXPECT_GE(self->pinned, foll_pinned_settle(self->pinned, 2000));
+	munmap(ro, 4096);
+	munmap(late, 4096);
 }
 
 /* ------------------------------------------------------- registration */

@@ -3,8 +3,14 @@
  * kcoll.ko selftest: limits and ownership.
  *
  *  - Pinned memory is charged to the registering process's
- *    RLIMIT_MEMLOCK: an unprivileged process over it gets ENOMEM and
- *    nothing stays pinned; within it the registration works.
+ *    RLIMIT_MEMLOCK: an unprivileged process over it gets ENOMEM (a
+ *    limit of 0 too) and nothing stays pinned; within it the
+ *    registration works.
+ *  - The limit and the mapping are checked before anything is sized by
+ *    the request: 8 threads looping 2^36-byte registrations, over a
+ *    64 KiB limit or over a mostly unmapped range, fail at once (ENOMEM,
+ *    EFAULT) without a transient 128 MiB page array each, which in the
+ *    suite's 512 MiB VMs called the OOM killer.
  *  - A file's communicator and registrations belong to the process that
  *    opened it.  A child that inherited the file (fork) or a process it
  *    was passed to (SCM_RIGHTS) gets EPERM from every ioctl but
@@ -13,6 +19,7 @@
  * One-rank communicators on the loopback address: every rank of the
  * cluster runs this alone on its node.  Skips (exit 4) without /dev/kcoll.
  */
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -74,6 +81,208 @@ TEST(register_over_memlock_is_enomem_nothing_pinned)
 	close(fd);
 	EXPECT_GE(pinned, foll_pinned_settle(pinned, UNPRIV_SETTLE_MS));
 	munmap(p, len);
+}
+
+TEST(memlock_limit_zero_is_enomem)
+{
+	struct rlimit rl = { 0, 0 };
+	float *p = map_buf(1 << 16);
+	struct kcoll_submit s;
+	struct cluster c;
+	long long pinned;
+	int fd = kc_open(_metadata);
+
+	ASSERT_NE(NULL, p);
+	memset(p, 1, 1 << 16);
+	cluster_single(&c, PORT);
+	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	pinned = foll_pinned();			/* exact while still root */
+	if (drop_privileges())
+		SKIP(return, "cannot drop root");
+	EXPECT_EQ(0, reg_buf(fd, p, 4096));
+	EXPECT_EQ(ENOMEM, errno) TH_LOG("%s", strerror(errno));
+	memset(&s, 0, sizeof(s));
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.count = 16;
+	s.send.addr = (uintptr_t)p;
+	s.recv.addr = (uintptr_t)(p + 4096);
+	EXPECT_EQ(-1, submit(fd, &s));
+	EXPECT_EQ(ENOMEM, errno) TH_LOG("%s", strerror(errno));
+	close(fd);
+	EXPECT_GE(pinned, foll_pinned_settle(pinned, UNPRIV_SETTLE_MS));
+	munmap(p, 1 << 16);
+}
+
+/* ------------------------------------------ huge registrations, at once */
+
+#define HUGE_LEN	(1ULL << 36)
+#define HUGE_THREADS	8
+#define HUGE_LOOPS	200
+#define HUGE_SECONDS	10
+
+/*
+ * 1 MiB of memory low in the address space, so that 2^36 bytes from it
+ * are user addresses (mmap() may place a mapping within 64 GiB of the
+ * top, and the registration would fail its address check instead).
+ */
+static char *map_low(void)
+{
+	char *p = mmap((void *)(1UL << 32), 1 << 20, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 1, 1 << 20);
+	return p;
+}
+
+static long long vmstat_get(const char *key)
+{
+	long long v, ret = -1;
+	char name[64];
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", name, &v) == 2)
+		if (!strcmp(name, key))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
+/* VmallocUsed of /proc/meminfo in KiB (0 where the kernel hides it). */
+static long long vmalloc_used_kib(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmallocUsed: %lld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct huge {
+	int fd;
+	void *addr;
+	int want;		/* the errno every call must give */
+	double end;
+	unsigned int calls, wrong, last_err;
+	int *finished;		/* threads done (atomic) */
+};
+
+static void *huge_main(void *arg)
+{
+	struct huge *h = arg;
+	struct kcoll_mem_reg reg = { .size = sizeof(reg), .addr = (uintptr_t)h->addr,
+				     .len = HUGE_LEN };
+
+	while (h->calls < HUGE_LOOPS && now_s() < h->end) {
+		h->calls++;
+		reg.handle = 0;
+		if (!ioctl(h->fd, KCOLL_IOC_MEM_REG, &reg)) {
+			h->wrong++;
+			h->last_err = 0;
+		} else if (errno != h->want) {
+			h->wrong++;
+			h->last_err = errno;
+		}
+	}
+	__atomic_fetch_add(h->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * HUGE_THREADS threads loop 2^36-byte registrations of @addr; each call
+ * must fail with @want, no OOM kill may happen, VmallocUsed must not rise
+ * by a page array's worth (128 MiB), and nothing may stay pinned.
+ */
+static void huge_loop(struct __test_metadata *_metadata, void *addr, int want,
+		      long long pinned, unsigned int settle_ms)
+{
+	struct huge h[HUGE_THREADS];
+	pthread_t t[HUGE_THREADS];
+	int finished = 0;
+	long long oom0, oom1, vm0, vm, vmmax;
+	int fd = kc_open(_metadata), i;
+	double end = now_s() + HUGE_SECONDS;
+
+	oom0 = vmstat_get("oom_kill");
+	vm0 = vmalloc_used_kib();
+	vmmax = vm0;
+	for (i = 0; i < HUGE_THREADS; i++) {
+		h[i] = (struct huge){ .fd = fd, .addr = addr, .want = want, .end = end,
+				      .finished = &finished };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, huge_main, &h[i]));
+	}
+	/* Sample VmallocUsed while they run. */
+	while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < HUGE_THREADS) {
+		vm = vmalloc_used_kib();
+		if (vm > vmmax)
+			vmmax = vm;
+		sleep_ms(5);
+	}
+	for (i = 0; i < HUGE_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, h[i].wrong) TH_LOG("thread %d: %u of %u calls did not fail with %s (last: %s)",
+						i, h[i].wrong, h[i].calls, strerror(want),
+						h[i].last_err ? strerror(h[i].last_err) : "success");
+		EXPECT_LT(0, h[i].calls);
+	}
+	oom1 = vmstat_get("oom_kill");
+	TH_LOG("%u calls per thread; VmallocUsed %lld KiB, at most %lld KiB meanwhile; oom_kill %lld -> %lld",
+	       h[0].calls, vm0, vmmax, oom0, oom1);
+	EXPECT_EQ(oom0, oom1) TH_LOG("the OOM killer ran");
+	if (vm0 > 0)
+		EXPECT_GT(vm0 + (64 << 10), vmmax) TH_LOG("a transient allocation of %lld KiB",
+							  vmmax - vm0);
+	close(fd);
+	EXPECT_GE(pinned, foll_pinned_settle(pinned, settle_ms));
+}
+
+TEST(huge_registrations_over_memlock_fail_before_allocating)
+{
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	char *p = map_low();
+	long long pinned;
+
+	ASSERT_NE(NULL, p) TH_LOG("mmap at 4 GiB: %s", strerror(errno));
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	pinned = foll_pinned();			/* exact while still root */
+	if (drop_privileges())
+		SKIP(return, "cannot drop root");
+	huge_loop(_metadata, p, ENOMEM, pinned, UNPRIV_SETTLE_MS);
+	munmap(p, 1 << 20);
+}
+
+TEST(huge_mostly_unmapped_registration_is_efault_without_allocating)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	char *p = map_low();
+	long long pinned;
+
+	ASSERT_NE(NULL, p) TH_LOG("mmap at 4 GiB: %s", strerror(errno));
+	/* Unlimited: root, or a limit raised as far as it goes. */
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) && geteuid() != 0)
+		SKIP(return, "cannot lift RLIMIT_MEMLOCK");
+	pinned = foll_pinned();
+	huge_loop(_metadata, p, EFAULT, pinned, 2000);
+	munmap(p, 1 << 20);
 }
 
 TEST(submit_plain_pointer_over_memlock_is_enomem)

@@ -177,6 +177,8 @@ TEST(strerror_explains_what_to_do)
 {
 	EXPECT_NE(NULL, strstr(coll_strerror(-EPROTONOSUPPORT), "ABI"));
 	EXPECT_NE(NULL, strstr(coll_strerror(-EACCES), "/dev/kcoll"));
+	EXPECT_NE(NULL, strstr(coll_strerror(-EACCES), "CAP_NET_BIND_SERVICE"));
+	EXPECT_NE(NULL, strstr(coll_strerror(-EADDRNOTAVAIL), "not an address of this node"));
 	EXPECT_NE(NULL, strstr(coll_strerror(-ENOMEM), "MEMLOCK"));
 	EXPECT_STREQ("success", coll_strerror(0));
 	EXPECT_NE(NULL, coll_strerror(-4242));

@@ -25,6 +25,7 @@
 #include "collctl_explain.h"
 #include "collctl_fmt.h"
 #include "collctl_nl.h"
+#include "kc_cfg.h"
 
 #define FAMILY	0x42
 
@@ -76,6 +77,8 @@ static struct nl_msg *comm_msg(void)
 	nla_put_u32(m, KCOLL_A_COMM_CHUNK_BYTES, 65536);
 	nla_put_u32(m, KCOLL_A_COMM_SLOTS, 8);
 	nla_put_u32(m, KCOLL_A_COMM_TIMEOUT_MS, 30000);
+	nla_put_u32(m, KCOLL_A_COMM_AUTH, KCOLL_COMM_AUTH_ADDRESS);
+	nla_put_u64(m, KCOLL_A_COMM_REFUSED, 3);
 	n = nla_nest_start(m, KCOLL_A_COMM_PEERS);
 	for (i = 0; i < 4; i++) {
 		e = nla_nest_start(m, KCOLL_A_COMM_PEER);
@@ -164,6 +167,9 @@ TEST(a_comm_message_parses_into_every_field)
 	ASSERT_TRUE(c.has_model);
 	EXPECT_EQ(3000000000ull, c.link[KCOLL_LEVEL2].alpha_fs);
 	EXPECT_EQ(384, c.conv_q8);
+	EXPECT_TRUE(c.has_auth);
+	EXPECT_EQ(KCOLL_COMM_AUTH_ADDRESS, c.auth);
+	EXPECT_EQ(3, c.refused);
 	ASSERT_TRUE(c.has_algos);
 	EXPECT_EQ(KCOLL_ALGO_RING, c.algos[KCOLL_OP_ALLGATHER].algo[KCOLL_LEVEL1]);
 	EXPECT_EQ(KCOLL_ALGO_AUTO, c.algos[KCOLL_OP_ALLREDUCE].algo[KCOLL_LEVEL1]);
@@ -264,16 +270,28 @@ TEST(a_comm_prints_as_text_and_json)
 	EXPECT_NE(NULL, strstr(s, "1500.000")) TH_LOG("%s", s);
 	EXPECT_NE(NULL, strstr(s, "level2 convergence 1.50")) TH_LOG("%s", s);
 	EXPECT_NE(NULL, strstr(s, "level0 1000, 400.0, 80.0")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "UNAUTHENTICATED: no secret")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "refused 3 connections")) TH_LOG("%s", s);
 	free(s);
 	s = capture(print_table, &c);
 	EXPECT_NE(NULL, strstr(s, "7      4242     1/4         peer-lost")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "  none\n")) TH_LOG("%s", s);
 	free(s);
+	c.auth = KCOLL_COMM_AUTH_HMAC_SHA256;
+	s = capture(print_comm, &c);
+	EXPECT_NE(NULL, strstr(s, "authenticated: every peer proved the secret")) TH_LOG("%s", s);
+	free(s);
+	c.auth = KCOLL_COMM_AUTH_ADDRESS;
 
 	j = cc_comm_json(&c, true);
 	ASSERT_TRUE(json_object_object_get_ex(j, "state", &v));
 	EXPECT_STREQ("peer-lost", json_object_get_string(v));
 	ASSERT_TRUE(json_object_object_get_ex(j, "bytes", &v));
 	EXPECT_EQ(123456789, json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "auth", &v));
+	EXPECT_STREQ("address", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "refused", &v));
+	EXPECT_EQ(3, json_object_get_int64(v));
 	ASSERT_TRUE(json_object_object_get_ex(j, "peers", &v));
 	ASSERT_EQ(4, json_object_array_length(v));
 	e = json_object_array_get_idx(v, 3);
@@ -294,6 +312,127 @@ TEST(a_comm_prints_as_text_and_json)
 	EXPECT_FALSE(json_object_object_get_ex(j, "peers", &v));
 	json_object_put(j);
 	cc_comm_release(&c);
+}
+
+/*
+ * An operation that did not run what is configured: the last-ops record
+ * and the algo-fallback event carry which levels and the plan's note,
+ * and show, monitor and their JSON say so.
+ */
+TEST(a_fallback_shows_in_show_and_monitor)
+{
+	static const char note[] = "level0 tree cannot run broadcast below the top level, NHR ran";
+	struct nl_msg *m = new_msg(KCOLL_CMD_COMM_GET);
+	json_object *j, *v, *nt;
+	struct nlattr *n, *e;
+	struct cc_event ev;
+	struct cc_comm c;
+	char *s;
+
+	nla_put_u64(m, KCOLL_A_COMM_ID, 5);
+	n = nla_nest_start(m, KCOLL_A_COMM_LAST_OPS);
+	put_lastop(m, KCOLL_A_COMM_LAST_OP, 1, KCOLL_ALGO_NHR, 0);
+	e = nla_nest_start(m, KCOLL_A_COMM_LAST_OP);
+	nla_put_u64(m, KCOLL_LASTOP_A_ID, 2);
+	nla_put_u32(m, KCOLL_LASTOP_A_OP, KCOLL_OP_BROADCAST);
+	nla_put_u32(m, KCOLL_LASTOP_A_ALGO_L0, KCOLL_ALGO_MESH);
+	nla_put_u32(m, KCOLL_LASTOP_A_ALGO_L1, KCOLL_ALGO_NHR);
+	nla_put_u32(m, KCOLL_LASTOP_A_FALLBACK, 1u << KCOLL_LEVEL0);
+	nla_put_string(m, KCOLL_LASTOP_A_NOTE, note);
+	nla_nest_end(m, e);
+	nla_nest_end(m, n);
+	n = nla_nest_start(m, KCOLL_A_COMM_ALGOS);
+	e = nla_nest_start(m, KCOLL_A_COMM_ALGO);
+	nla_put_u32(m, KCOLL_ALGO_A_OP, KCOLL_OP_REDUCESCATTER);
+	nla_put_u32(m, KCOLL_ALGO_A_L0, KCOLL_ALGO_AUTO);
+	nla_put_u32(m, KCOLL_ALGO_A_CONF_L0, KCOLL_ALGO_TREE);
+	nla_nest_end(m, e);
+	nla_nest_end(m, n);
+	ASSERT_EQ(0, cc_parse_comm(nlmsg_hdr(m), &c));
+	nlmsg_free(m);
+	ASSERT_EQ(2, c.nlast);
+	EXPECT_EQ(0, c.last[0].fallback);
+	EXPECT_STREQ("", c.last[0].note);
+	EXPECT_EQ(1u << KCOLL_LEVEL0, c.last[1].fallback);
+	EXPECT_STREQ(note, c.last[1].note);
+	EXPECT_EQ(KCOLL_ALGO_TREE, c.algos[KCOLL_OP_REDUCESCATTER].conf[KCOLL_LEVEL0]);
+	s = capture(print_comm, &c);
+	ASSERT_NE(NULL, s);
+	EXPECT_NE(NULL, strstr(s, " fullmesh! ")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "! not as configured: level0 tree cannot run broadcast"))
+		TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "reducescatter  tree>NA")) TH_LOG("%s", s);
+	/* the operation that ran as configured has no such line */
+	EXPECT_EQ(strstr(s, "! not as configured"), strrchr(s, '!')) TH_LOG("%s", s);
+	free(s);
+	j = cc_comm_json(&c, true);
+	ASSERT_TRUE(json_object_object_get_ex(j, "last_ops", &v));
+	v = json_object_array_get_idx(v, 1);
+	ASSERT_TRUE(json_object_object_get_ex(v, "note", &nt));
+	EXPECT_STREQ(note, json_object_get_string(nt));
+	ASSERT_TRUE(json_object_object_get_ex(v, "fallback", &v));
+	ASSERT_EQ(1, json_object_array_length(v));
+	EXPECT_STREQ("level0", json_object_get_string(json_object_array_get_idx(v, 0)));
+	json_object_put(j);
+	cc_comm_release(&c);
+
+	m = new_msg(KCOLL_CMD_EVENT_ALGO_FALLBACK);
+	nla_put_u64(m, KCOLL_A_COMM_ID, 5);
+	nla_put_u32(m, KCOLL_A_COMM_NRANKS, 8);
+	n = nla_nest_start(m, KCOLL_A_EVENT_OP);
+	nla_put_u64(m, KCOLL_LASTOP_A_ID, 2);
+	nla_put_u32(m, KCOLL_LASTOP_A_OP, KCOLL_OP_BROADCAST);
+	nla_put_u64(m, KCOLL_LASTOP_A_COUNT, 1024);
+	nla_put_u32(m, KCOLL_LASTOP_A_FALLBACK, 1u << KCOLL_LEVEL0);
+	nla_put_string(m, KCOLL_LASTOP_A_NOTE, note);
+	nla_nest_end(m, n);
+	ASSERT_EQ(0, cc_parse_event(nlmsg_hdr(m), &ev));
+	nlmsg_free(m);
+	EXPECT_EQ(KCOLL_CMD_EVENT_ALGO_FALLBACK, ev.cmd);
+	ASSERT_TRUE(ev.has_op);
+	s = capture(print_event, &ev);
+	EXPECT_NE(NULL, strstr(s, "T algo-fallback comm 5 rank 0/8")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "op 2 broadcast count 1024: level0 not as configured: "
+			       "level0 tree cannot run")) TH_LOG("%s", s);
+	free(s);
+	j = cc_event_json(&ev, "T");
+	ASSERT_TRUE(json_object_object_get_ex(j, "event", &v));
+	EXPECT_STREQ("algo-fallback", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(j, "op", &v));
+	ASSERT_TRUE(json_object_object_get_ex(v, "note", &v));
+	EXPECT_STREQ(note, json_object_get_string(v));
+	json_object_put(j);
+}
+
+/* explain says which configured level did not run, as the plan does. */
+TEST(explain_reports_a_fallback)
+{
+	struct kc_algo_conf conf;
+	struct kc_algo_cfg cfg;
+	struct cc_explain x;
+	struct kc_topo t;
+	char err[256];
+	char *s;
+
+	ASSERT_EQ(0, kc_topo_init_regular(&t, 1, 4, 2));
+	ASSERT_EQ(0, kc_cfg_parse("level0:tree;level1:NA", &conf, err, sizeof(err)));
+	kc_cfg_for_op(&conf, KCOLL_OP_BROADCAST, &cfg, NULL, 0);
+	ASSERT_EQ(0, cc_explain_run(&t, 0, KCOLL_OP_BROADCAST, 1 << 20, &cfg, NULL, &x, err,
+				    sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(KCOLL_ALGO_TREE, x.configured[KCOLL_LEVEL0]);
+	EXPECT_EQ(1u << KCOLL_LEVEL0, x.fallback);
+	EXPECT_NE(NULL, strstr(x.note, "level0 tree cannot run broadcast below the top level"))
+		TH_LOG("%s", x.note);
+	s = capture(print_explain, &x);
+	EXPECT_NE(NULL, strstr(s, "(not as configured: see the note)")) TH_LOG("%s", s);
+	free(s);
+	/* AllReduce: Tree runs at level0, no builder replaces it */
+	kc_cfg_for_op(&conf, KCOLL_OP_ALLREDUCE, &cfg, NULL, 0);
+	ASSERT_EQ(0, cc_explain_run(&t, 0, KCOLL_OP_ALLREDUCE, 16 << 20, &cfg, NULL, &x, err,
+				    sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(KCOLL_ALGO_TREE, x.chosen[KCOLL_LEVEL0]);
+	EXPECT_EQ(0, x.fallback);
+	kc_topo_free(&t);
 }
 
 TEST(sizes_parse_with_binary_suffixes)

@@ -5,12 +5,14 @@
 #   tools/kcoll-vm run -n 2 --module kcoll.ko -- selftests/lib/vm_e2e.sh
 # Every operation of coll-perf with exact checking (#wrong 0, else
 # coll-perf exits 1), every type and reduction of AllReduce, a forced
-# algorithm, the asynchronous API (vm_async), collctl show/config/check-*
-# on rank 0, the link model tunables (a bad write refused, the old value
-# kept), collctl show / show COMM / explain / monitor against a live
-# coll-perf run (the generic netlink family), ASan builds when present,
-# a deliberate mismatch that must be caught, link rates with decimals, and
-# collctl calibrate --write on both ranks (the same model on both nodes).
+# algorithm, a forced algorithm that falls back reported by collctl show
+# and monitor (vm_fallback.sh), the asynchronous API (vm_async), collctl
+# show/config/check-* on rank 0, the link model tunables (a bad write
+# refused, the old value kept), collctl show / show COMM / explain /
+# monitor against a live coll-perf run with a secret (the generic netlink
+# family), ASan builds when present, a deliberate mismatch that must be
+# caught, link rates with decimals, and collctl calibrate --write on both
+# ranks (the same model on both nodes).
 set -eu
 B=${COLL_BIN:-build/bin}
 r=${KCOLL_RANK:?run me through tools/kcoll-vm}
@@ -50,8 +52,11 @@ if [ "$r" = 0 ]; then
 fi
 
 # collctl against a live run: rank 0 listens for events, then looks at its
-# communicator while coll-perf runs; rank 1 runs the same coll-perf.
+# communicator while coll-perf runs; rank 1 runs the same coll-perf.  The
+# run has a secret, which libcoll reads from a file only its owner may
+# read: collctl show says every peer proved it.
 live="-t allreduce -b 1M -e 1M -n 200 -w 1"
+(umask 077 && printf 'vm_e2e: the secret of this job\n' >"$OUT/secret")
 if [ "$r" = 0 ]; then
 	# Until SIGTERM: besides comm-new and comm-del it may see peer-lost
 	# (rank 1 closing first), so no event count would be right.
@@ -61,7 +66,7 @@ if [ "$r" = 0 ]; then
 	monj=$!
 	sleep 2
 	# shellcheck disable=SC2086
-	"$B"/coll-perf $live >"$OUT/live.out" 2>&1 &
+	KCOLL_SECRET_FILE="$OUT/secret" "$B"/coll-perf $live >"$OUT/live.out" 2>&1 &
 	perf=$!
 	id=
 	while kill -0 $perf 2>/dev/null; do
@@ -74,6 +79,10 @@ if [ "$r" = 0 ]; then
 	"$B"/collctl -j show | grep -q '"communicators"' || fail "collctl -j show lists no communicators"
 	"$B"/collctl show "$id" | tee "$OUT/comm.txt"
 	grep -q '^  1 ' "$OUT/comm.txt" || fail "show $id lists no peer 1"
+	grep -q 'authenticated: every peer proved the secret' "$OUT/comm.txt" ||
+		fail "show $id does not say its peers proved the secret"
+	"$B"/collctl show | awk -v id="$id" '$1 == id && $NF == "secret" { ok = 1 } END { exit !ok }' ||
+		fail "collctl show does not mark communicator $id authenticated"
 	grep -Eq '^  [0-9]+ +allreduce ' "$OUT/comm.txt" || fail "show $id lists no last allreduce"
 	"$B"/collctl -j show "$id" >"$OUT/comm.json"
 	grep -q '"last_ops"' "$OUT/comm.json" || fail "collctl -j show $id has no last_ops"
@@ -98,8 +107,10 @@ if [ "$r" = 0 ]; then
 	grep -q '"event":"comm-new"' "$OUT/monitor.json" || fail "JSON monitor missed comm-new"
 else
 	# shellcheck disable=SC2086
-	"$B"/coll-perf $live
+	KCOLL_SECRET_FILE="$OUT/secret" "$B"/coll-perf $live
 fi
+# A forced algorithm that cannot run the operation: show and monitor say so.
+"$(dirname "$0")"/vm_fallback.sh
 for op in allreduce reducescatter allgather broadcast reduce scatter gather alltoall; do
 	"$B"/coll-perf -t "$op" -b 64 -e 1K -f 4 -n 2 -w 1 -r all
 done

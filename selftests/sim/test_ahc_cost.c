@@ -61,7 +61,7 @@ static int ratio(const struct ahc_case *c, double conv, u32 algo, u32 op, u64 n,
 	struct sim_model m = sim_bench_model(conv);
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct sim_result res = { 0 };
 	struct kc_cost_model cm;
 	struct kc_topo t;

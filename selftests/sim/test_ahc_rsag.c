@@ -77,7 +77,7 @@ TEST(ahc_rsag_exact_cuts_modelled_exactly_convoys_left_out)
 		struct sim_model m = sim_bench_model(c->conv);
 		struct kc_op_desc d = { .op = ops[o], .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 					.count = counts[i] };
-		struct kc_algo_cfg ahc = { { 0 }, 0 }, in = { { 0 }, 0 }, out;
+		struct kc_algo_cfg ahc = { .pipe_bytes = 0 }, in = { .pipe_bytes = 0 }, out;
 		struct kc_cost_model cm;
 		double s_ahc, s_auto, model;
 		struct kc_topo t;

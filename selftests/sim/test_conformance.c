@@ -150,7 +150,7 @@ static int run_flat(u32 algo, u32 op, u32 p, u64 nbytes)
 	struct sim_model m = { .conv = 1, .rendezvous = true };
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	bool mesh = algo == KCOLL_ALGO_MESH;
 	struct kc_topo t;
 	u32 l;
@@ -376,7 +376,7 @@ TEST(conformance_detects_a_wrong_link_model)
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_FP32,
 				.count = 8 * 4096 };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct sim_result res = { 0 };
 	struct kc_topo t;
 	u32 l;
@@ -408,7 +408,7 @@ static double run_pods(u32 algo, const u32 *pods, u32 npods, double conv, u32 op
 	struct sim_model m = { .conv = conv, .rendezvous = true };
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct sim_result res = { 0 };
 	struct kc_topo t;
 	u32 l, k = l0 ? pods[npods] : 1;

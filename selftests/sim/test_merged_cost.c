@@ -67,7 +67,7 @@ static int merged_times(const struct merged_case *c, double conv, u32 algo, u32 
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 				.count = n / 4 };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct sim_result res = { 0 };
 	struct kc_cost_model cm;
 	struct kc_topo t;
@@ -159,7 +159,7 @@ TEST(partly_crossing_phases_on_merged_levels_track_the_simulator)
 TEST(topology_caches_the_tree_walk_of_its_merged_level)
 {
 	static const struct merged_case flat[] = { { 1, { 16 }, 8 }, { 2, { 8, 8 }, 8 } };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct kc_topo t;
 	u32 ci;
 

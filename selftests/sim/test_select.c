@@ -73,7 +73,7 @@ TEST(integer_model_equals_simulator_on_flat_levels)
 				u32 p = ps[k];
 				u64 bytes = 4ull * p * 65536;
 				struct kc_op_desc d = op_of(ops[j], p, bytes);
-				struct kc_algo_cfg cfg = { { 0 }, 0 };
+				struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 				struct kc_topo t;
 				double s, c;
 
@@ -123,7 +123,7 @@ TEST(alltoall_model_equals_simulator)
 			u32 p = cases[i].servers * cases[i].k;
 			struct kc_op_desc d = { .op = KCOLL_OP_ALLTOALL, .dtype = KCOLL_FP32,
 						.count = sizes[j] / 4 / p };
-			struct kc_algo_cfg cfg = { { 0 }, 0 };
+			struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 			struct kc_topo t;
 			double s, c;
 
@@ -147,7 +147,7 @@ TEST(selection_is_the_cheapest_candidate_and_resolves_every_level)
 	static const u32 flat[] = { KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NHR,
 				    KCOLL_ALGO_NB, KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE };
 	static const u64 sizes[] = { 8, 4096, 1 << 20, 1 << 28 };
-	struct kc_algo_cfg in = { { 0 }, 0 }, out;
+	struct kc_algo_cfg in = { .pipe_bytes = 0 }, out;
 	struct kc_topo t;
 	u32 s, i, l;
 
@@ -178,7 +178,7 @@ TEST(mesh_between_servers_only_where_the_model_admits_it)
 	static const u32 ops[] = { KCOLL_OP_ALLREDUCE, KCOLL_OP_ALLGATHER,
 				   KCOLL_OP_REDUCESCATTER, KCOLL_OP_BROADCAST };
 	struct kc_cost_model cm = kc_cost_default;
-	struct kc_algo_cfg in = { { 0 }, 0 }, out, mesh = { { 0 }, 0 };
+	struct kc_algo_cfg in = { .pipe_bytes = 0 }, out, mesh = { .pipe_bytes = 0 };
 	struct kc_topo t;
 	u64 bytes;
 	u32 o;
@@ -221,7 +221,7 @@ TEST(mesh_between_servers_only_where_the_model_admits_it)
 
 TEST(selection_small_messages_take_log_steps_large_take_bandwidth_optimal)
 {
-	struct kc_algo_cfg in = { { 0 }, 0 }, out;
+	struct kc_algo_cfg in = { .pipe_bytes = 0 }, out;
 	struct kc_op_desc d;
 	struct kc_topo t;
 
@@ -241,7 +241,7 @@ TEST(selection_small_messages_take_log_steps_large_take_bandwidth_optimal)
 
 TEST(selection_is_the_same_for_every_rank)
 {
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct kc_op_desc d = op_of(KCOLL_OP_ALLREDUCE, 40, 3 << 20);
 	u32 servers[3] = { 1, 2, 2 };
 	struct kc_topo t;
@@ -267,7 +267,7 @@ TEST(selection_is_the_same_for_every_rank)
 TEST(asymmetric_pods_select_ahc_where_it_wins)
 {
 	struct sim_model m = model(5e-6, 4e-11, 1e-11, 4);
-	struct kc_algo_cfg in = { { 0 }, 0 }, out, ahc = { { 0 }, 0 };
+	struct kc_algo_cfg in = { .pipe_bytes = 0 }, out, ahc = { .pipe_bytes = 0 };
 	u32 servers[2] = { 8, 16 };
 	struct kc_cost_model cm;
 	struct kc_op_desc d;
@@ -308,7 +308,7 @@ TEST(selection_regret_within_5_percent_on_a_small_grid)
 		ASSERT_EQ(0, kc_topo_init_regular(&t, 1, ps[i], 1));
 		for (j = 0; j < ARRAY_SIZE(sizes); j++) {
 			struct kc_op_desc d = op_of(KCOLL_OP_ALLREDUCE, ps[i], sizes[j]);
-			struct kc_algo_cfg in = { { 0 }, 0 }, out;
+			struct kc_algo_cfg in = { .pipe_bytes = 0 }, out;
 			double best = INFINITY, ta;
 
 			kc_select_cfg(&t, &d, &in, &cm, &out);
@@ -363,7 +363,7 @@ TEST(windowed_executor_log_phases_pay_the_window)
 		for (j = 0; j < ARRAY_SIZE(ops); j++) {
 			struct kc_op_desc d = { .op = ops[j], .dtype = KCOLL_FP32,
 						.redop = KCOLL_SUM, .count = 4096 / 4 / ps[i] };
-			struct kc_algo_cfg in = { { 0 }, 0 }, out, nhr = in;
+			struct kc_algo_cfg in = { .pipe_bytes = 0 }, out, nhr = in;
 			struct sim_result res = { 0 };
 			double best = INFINITY, ta, tn, mn;
 

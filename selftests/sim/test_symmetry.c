@@ -39,7 +39,7 @@ static int run(const struct kc_topo *t, u32 op, u32 algo, u64 count, bool symmet
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 				.count = count };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct sim_result res = { .sent = out->sent, .recv = out->recv };
 	int ret;
 
@@ -126,7 +126,7 @@ TEST(plan_moved_detects_a_different_plan)
 {
 	struct kc_op_desc d = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_FP32,
 				.redop = KCOLL_SUM, .count = 8 * 1024 };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct kc_plan *p0, *p2;
 	struct kc_topo t;
 

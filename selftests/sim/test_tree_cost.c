@@ -30,7 +30,7 @@ static int tree_times(u32 p, u32 op, double gamma, double *sim, double *model)
 	struct kc_exec_cfg ec = sim_conformance_cfg();
 	struct kc_op_desc d = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
 				.count = 1 << 18 };
-	struct kc_algo_cfg cfg = { { 0 }, 0 };
+	struct kc_algo_cfg cfg = { .pipe_bytes = 0 };
 	struct sim_result res = { 0 };
 	struct kc_cost_model cm;
 	struct kc_topo t;

@@ -104,24 +104,39 @@ enum kcoll_level {
  * Conventions, for every struct below:
  *  - the first field is @size, set by the caller to sizeof() of the
  *    struct it was compiled with.  The kernel accepts smaller (older)
- *    structs, zero-filling the missing tail, and larger ones as long as
- *    the bytes it does not know are zero (else -E2BIG): the
- *    copy_struct_from_user() rules.  Output fields beyond the caller's
- *    size are not written.
+ *    structs, zero-filling the missing tail, and larger ones up to
+ *    KCOLL_STRUCT_MAX bytes as long as the bytes it does not know are
+ *    zero (else -E2BIG): the copy_struct_from_user() rules.  A @size
+ *    above KCOLL_STRUCT_MAX is -E2BIG whatever the tail holds, as for
+ *    openat2() and clone3().  Output fields beyond the caller's size are
+ *    not written.
  *  - pointers travel as __u64 (cast through uintptr_t).
  *  - @flags and every field named pad* or reserved must be zero
  *    (-EINVAL otherwise), so they can gain meaning later.
  *  - errors are returned as -1/errno by ioctl(); a failed ioctl changes
- *    no state.  Unknown commands give ENOTTY.
+ *    no state and writes no output.  Output that cannot be written
+ *    (read-only or unmapped memory) fails the ioctl with EFAULT before
+ *    it takes effect.  Unknown commands give ENOTTY.
+ *  - an ioctl that waits (KCOLL_IOC_COMM_CREATE, KCOLL_IOC_REAP with
+ *    KCOLL_REAP_WAIT) waits interruptibly: a signal ends it with EINTR
+ *    and nothing done.  No ioctl waits for another one of the same file.
  * The number in _IOWR() encodes today's struct size; the kernel dispatches
  * on the command number alone, so a grown struct keeps working.
  */
+
+/* Largest @size an ioctl struct may have (E2BIG beyond). */
+#define KCOLL_STRUCT_MAX	4096
 
 /* Features reported by KCOLL_IOC_INFO. */
 #define KCOLL_FEAT_EVENTFD	0x1ULL	/* completions signal an eventfd */
 #define KCOLL_FEAT_USERPTR	0x2ULL	/* unregistered buffers accepted */
 #define KCOLL_FEAT_IPV6		0x4ULL	/* IPv6 rank addresses */
 #define KCOLL_FEAT_ALLTOALLV	0x8ULL
+#define KCOLL_FEAT_AUTH		0x10ULL	/* kcoll_comm_create.secret */
+
+/* Bounds of kcoll_comm_create.secret_len, in bytes. */
+#define KCOLL_SECRET_MIN	16
+#define KCOLL_SECRET_MAX	256
 
 /* Longest HCCL_ALGO string, terminating NUL included. */
 #define KCOLL_ALGO_STR_MAX	1024
@@ -144,7 +159,10 @@ enum kcoll_level {
  * @timeout_ms: out: current default operation timeout
  * @connect_timeout_ms: out: current default connection set-up timeout
  * @version: out: module version as (major << 16) | (minor << 8) | patch
- * @pad: zero
+ * @pad: zero (EINVAL otherwise)
+ *
+ * Every field but @size and @pad is output only: what the caller puts
+ * there is ignored.
  */
 struct kcoll_info {
 	__u32 size;
@@ -194,7 +212,9 @@ struct kcoll_rank {
  * @nranks: number of ranks, 1..kcoll_info.max_ranks
  * @ranks: pointer to struct kcoll_rank[@nranks], the same on every rank
  * @rank_size: sizeof(struct kcoll_rank) as the caller knows it (>= 32)
- * @eventfd: eventfd signalled once per completed operation, or -1
+ * @eventfd: eventfd signalled once per completed operation, or -1 for
+ *	none; any other negative number or a descriptor that is not an
+ *	eventfd is EBADF
  * @algo: pointer to a NUL-terminated HCCL_ALGO string
  *	("level0:NA;level1:H-D_R", or per operation
  *	"AllReduce=level0:NA;level1:ring/AllGather=..."), 0 for the sysfs
@@ -207,11 +227,42 @@ struct kcoll_rank {
  * @slots: receive slots per peer (send window), 0 for the sysfs default;
  *	the same on every rank
  * @comm_id: out: module-wide id of the communicator (diagnostics)
+ * @secret: pointer to the communicator's shared secret, @secret_len bytes,
+ *	the same on every rank (random bytes known only to the job's ranks);
+ *	0 for none
+ * @secret_len: KCOLL_SECRET_MIN..KCOLL_SECRET_MAX with @secret, else 0
+ * @pad: zero
  *
- * Blocks until every peer is connected, at most @connect_timeout_ms.
- * Errors: EBUSY (this file already has a communicator), EINVAL (bad
- * field; the kernel log says which), EBADF (@eventfd), ETIMEDOUT,
- * EHOSTUNREACH, ECONNREFUSED, EADDRINUSE (@port of @rank taken), EINTR.
+ * Blocks until every peer is connected, at most @connect_timeout_ms,
+ * interruptibly.  Meanwhile the file's other ioctls do not wait:
+ * KCOLL_IOC_INFO, KCOLL_IOC_MEM_REG and KCOLL_IOC_MEM_DEREG work,
+ * KCOLL_IOC_SUBMIT, KCOLL_IOC_REAP and a second KCOLL_IOC_COMM_CREATE
+ * fail with EBUSY, and KCOLL_IOC_ABORT (or close() of the file by another
+ * thread) cancels the creation.  A failed creation leaves nothing behind:
+ * the file can create again.
+ *
+ * Who may connect: a peer is taken only from the address the rank table
+ * gives for the rank it claims; with a secret, every connection also
+ * proves both ways that its ends know the secret (HMAC-SHA256 over fresh
+ * nonces of both sides, bound to both ranks, the parameters and the rank
+ * table; the secret never travels).  A peer that fails is refused and
+ * counted (collctl show) and creation goes on waiting for the real one.
+ * Without a secret another user's process on a rank's own node can take
+ * its place: such a communicator is reported as unauthenticated.
+ * The highest rank accepts no connection and does not listen.
+ *
+ * Errors: EBUSY (this file already has a communicator or is creating
+ * one), EINVAL (bad field; the kernel log says which), EBADF (@eventfd),
+ * EADDRNOTAVAIL (the address of @rank is not an address of this node),
+ * EACCES (the port of @rank is below 1024 and the caller lacks
+ * CAP_NET_BIND_SERVICE), EADDRINUSE (the port of @rank is taken),
+ * ETIMEDOUT, EHOSTUNREACH, ECONNREFUSED, ECONNRESET (a peer left during
+ * set-up), EINTR (a signal; after a handler with SA_RESTART the
+ * creation starts over by itself), ECANCELED (KCOLL_IOC_ABORT or close()
+ * during the creation), EKEYREJECTED (whoever listens at a rank's address
+ * cannot prove the secret), EFAULT (@secret unreadable), ENOMEM (out of
+ * memory, the memory cgroup's limit, or the caller's user would take more
+ * than /sys/class/misc/kcoll/user_max_bytes with it).
  */
 struct kcoll_comm_create {
 	__u32 size;
@@ -227,19 +278,35 @@ struct kcoll_comm_create {
 	__u32 chunk_bytes;
 	__u32 slots;
 	__u64 comm_id;
+	__u64 secret;
+	__u32 secret_len;
+	__u32 pad;
 };
+
+/* kcoll_mem_reg.flags: pin for reading only (a send buffer). */
+#define KCOLL_MEM_REG_RDONLY	0x1U
 
 /**
  * struct kcoll_mem_reg - KCOLL_IOC_MEM_REG: pin a buffer for repeated use
  * @size: sizeof(struct kcoll_mem_reg)
- * @flags: zero
+ * @flags: KCOLL_MEM_REG_RDONLY or zero
  * @addr: start of the buffer (anonymous, shmem or hugetlb memory)
  * @len: bytes, 1..kcoll_info.max_reg_bytes
  * @handle: out: non-zero handle for struct kcoll_buf and KCOLL_IOC_MEM_DEREG
  *
  * The pages stay pinned until deregistration or close and are charged
- * to RLIMIT_MEMLOCK (ENOMEM over the limit, nothing left pinned).
+ * to RLIMIT_MEMLOCK: over the limit (a limit of 0 included, unless the
+ * caller has CAP_IPC_LOCK) ENOMEM, checked before anything is allocated
+ * or pinned.  The whole range must be mapped, and writable without
+ * KCOLL_MEM_REG_RDONLY (EFAULT otherwise, nothing left pinned).
  * Remapping the range afterwards is not noticed: keep it mapped.
+ *
+ * With KCOLL_MEM_REG_RDONLY the kernel never writes the buffer, so it may
+ * be read-only memory; it serves as the send buffer of an operation that
+ * is not in place, and a submission that would write it (as a receive
+ * buffer, or an in-place send buffer) fails with EFAULT.  Writable
+ * private memory is still taken as the process's own copy of each page,
+ * as without the flag, so the registration sees what is written later.
  */
 struct kcoll_mem_reg {
 	__u32 size;
@@ -268,7 +335,10 @@ struct kcoll_mem_dereg {
  * @addr: byte offset inside the registration, or the user pointer
  *
  * The byte size follows from the operation (see kcoll_submit).  A plain
- * pointer is pinned for the duration of the operation.
+ * pointer is pinned for the duration of the operation: for reading only
+ * when it is a send buffer the operation does not write (not in place),
+ * so it may lie in read-only memory; else for writing (EFAULT on
+ * read-only memory).
  */
 struct kcoll_buf {
 	__u64 handle;
@@ -297,15 +367,21 @@ struct kcoll_buf {
  * @rcounts: AlltoAllv: pointer to __u64[nranks] elements from each rank
  * @rdispls: AlltoAllv: pointer to __u64[nranks] receive displacements
  * @cookie: returned unchanged in the completion
- * @op_id: out: id of the operation, increasing from 1
+ * @op_id: out: id of the operation, increasing from 1; written before
+ *	the operation starts (when it cannot be written, EFAULT and the
+ *	operation does not start)
  *
  * Every rank submits the same operations in the same order.  Operations
  * of one communicator run and complete in submission order.  Errors:
- * ENOTCONN (no communicator), EINVAL (the kernel log says which field),
- * EOPNOTSUPP (the configured algorithm cannot run this operation),
- * EOVERFLOW, EFAULT, ENOENT (handle), ERANGE (offset + size beyond the
- * registration), ENOMEM (RLIMIT_MEMLOCK), EAGAIN (max_inflight
- * operations not yet reaped), or the error that ended the communicator.
+ * ENOTCONN (no communicator), EBUSY (KCOLL_IOC_COMM_CREATE is under way),
+ * EINVAL (the kernel log says which field), EOPNOTSUPP (the configured
+ * algorithm cannot run this operation), EOVERFLOW, EFAULT (a buffer is
+ * not mapped, is read-only where the operation writes it, or is a
+ * KCOLL_MEM_REG_RDONLY registration the operation would write), ENOENT
+ * (handle), ERANGE (offset + size beyond the registration), ENOMEM
+ * (RLIMIT_MEMLOCK, a limit of 0 included), EAGAIN (max_inflight
+ * operations not yet reaped), ECANCELED after KCOLL_IOC_ABORT, or else
+ * the error that ended the communicator.
  */
 struct kcoll_submit {
 	__u32 size;
@@ -366,7 +442,11 @@ struct kcoll_completion {
  *
  * Without KCOLL_REAP_WAIT, returns 0 with @count = 0 when nothing is
  * ready.  Waiting with nothing outstanding gives ENOENT; a signal gives
- * EINTR with nothing reaped.
+ * EINTR with nothing reaped.  Completions are removed only once they and
+ * @count have been written: when @entries or @count cannot be written,
+ * EFAULT and nothing is reaped.  Reapers of one file running at the same
+ * time get distinct completions.  EBUSY while KCOLL_IOC_COMM_CREATE is
+ * under way.
  */
 struct kcoll_reap {
 	__u32 size;
@@ -383,9 +463,15 @@ struct kcoll_reap {
  * @size: sizeof(struct kcoll_abort)
  * @flags: zero
  *
- * Every outstanding operation completes with ECANCELED and later
- * submissions fail with ECANCELED; registrations stay until close().
- * ENOTCONN without a communicator.
+ * Every outstanding operation completes with ECANCELED (or with the
+ * error that had already ended the communicator), and every later
+ * submission fails with ECANCELED, whatever ended the communicator
+ * first; registrations stay until close().
+ *
+ * During a KCOLL_IOC_COMM_CREATE of the file (by another thread), cancels
+ * it: the creation fails with ECANCELED, and the abort returns once the
+ * creation has been undone, so the file can create again.  ENOTCONN
+ * without a communicator or a creation.
  */
 struct kcoll_abort {
 	__u32 size;

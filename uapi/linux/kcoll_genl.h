@@ -10,6 +10,14 @@
  * those of <linux/kcoll.h>.  The family is in the initial network
  * namespace only.
  *
+ * Who sees what: a requester sees the communicators created by its user
+ * (the effective uid of the creating process against the user that
+ * opened the netlink socket); every user's need CAP_NET_ADMIN, as other
+ * users' sockets and processes do for ss and /proc.  Another user's
+ * communicator is not in a dump and a request for it is ENOENT, as for
+ * one that does not exist.  The "events" group carries every user's
+ * events: joining it needs CAP_NET_ADMIN (EPERM otherwise).
+ *
  * This header may include <linux/types.h> only.
  */
 #ifndef _UAPI_LINUX_KCOLL_GENL_H
@@ -24,12 +32,17 @@
 /* Operations kept per communicator for KCOLL_A_COMM_LAST_OPS. */
 #define KCOLL_GENL_LAST_OPS		8
 
+/* Longest KCOLL_LASTOP_A_NOTE, its terminating NUL included. */
+#define KCOLL_GENL_NOTE_MAX		160
+
 /**
  * enum kcoll_genl_cmd - commands and notifications
  * @KCOLL_CMD_UNSPEC: unused
- * @KCOLL_CMD_COMM_GET: request: with NLM_F_DUMP every communicator, else
- *	the one KCOLL_A_COMM_ID names (ENOENT if none); reply: one message
- *	per communicator with every KCOLL_A_COMM_* attribute
+ * @KCOLL_CMD_COMM_GET: request: with NLM_F_DUMP every communicator the
+ *	requester may see, else the one KCOLL_A_COMM_ID names (ENOENT if
+ *	none, or if it is another user's and the requester lacks
+ *	CAP_NET_ADMIN); reply: one message per communicator with every
+ *	KCOLL_A_COMM_* attribute
  * @KCOLL_CMD_EVENT_COMM_NEW: notification: a communicator is connected
  *	and ready (KCOLL_A_COMM_ID, _PID, _RANK, _NRANKS)
  * @KCOLL_CMD_EVENT_COMM_DEL: notification: a communicator is being
@@ -46,6 +59,12 @@
  * @KCOLL_CMD_EVENT_PEER_LOST: notification: the connection to a peer was
  *	lost (KCOLL_A_COMM_ID, KCOLL_A_EVENT_PEER, KCOLL_A_COMM_ERR), once
  *	per peer
+ * @KCOLL_CMD_EVENT_ALGO_FALLBACK: notification: an operation completed
+ *	that did not run an algorithm the communicator's algo string
+ *	configures (KCOLL_A_COMM_ID, KCOLL_A_EVENT_OP with
+ *	KCOLL_LASTOP_A_FALLBACK and KCOLL_LASTOP_A_NOTE: which levels, what
+ *	ran instead and why).  Once per communicator and kind of operation
+ *	(enum kcoll_op): the later ones show in KCOLL_A_COMM_LAST_OPS only
  * @__KCOLL_CMD_MAX: sentinel
  */
 enum kcoll_genl_cmd {
@@ -55,6 +74,7 @@ enum kcoll_genl_cmd {
 	KCOLL_CMD_EVENT_COMM_DEL,
 	KCOLL_CMD_EVENT_OP_FAIL,
 	KCOLL_CMD_EVENT_PEER_LOST,
+	KCOLL_CMD_EVENT_ALGO_FALLBACK,
 	__KCOLL_CMD_MAX
 };
 
@@ -84,6 +104,8 @@ enum kcoll_comm_state {
  * @KCOLL_PEER_STATE_FAILED: the connection failed
  * @KCOLL_PEER_STATE_CLOSED: the connection was closed
  * @KCOLL_PEER_STATE_LOST: the peer disconnected
+ * @KCOLL_PEER_STATE_AUTH: connected, waiting for the peer to prove the
+ *	communicator's secret
  * @__KCOLL_PEER_STATE_MAX: sentinel
  */
 enum kcoll_peer_state {
@@ -93,6 +115,7 @@ enum kcoll_peer_state {
 	KCOLL_PEER_STATE_FAILED,
 	KCOLL_PEER_STATE_CLOSED,
 	KCOLL_PEER_STATE_LOST,
+	KCOLL_PEER_STATE_AUTH,
 	__KCOLL_PEER_STATE_MAX
 };
 
@@ -131,7 +154,12 @@ enum kcoll_peer_state {
  * @KCOLL_A_COMM_ALGO: nest of enum kcoll_algo_attr
  * @KCOLL_A_EVENT_PEER: u32, KCOLL_CMD_EVENT_PEER_LOST: the peer's rank
  * @KCOLL_A_EVENT_OP: nest of enum kcoll_lastop_attr,
- *	KCOLL_CMD_EVENT_OP_FAIL: the operation
+ *	KCOLL_CMD_EVENT_OP_FAIL and KCOLL_CMD_EVENT_ALGO_FALLBACK: the
+ *	operation
+ * @KCOLL_A_COMM_AUTH: u32, enum kcoll_comm_auth: how peers were admitted
+ * @KCOLL_A_COMM_REFUSED: u64, connections refused: from another address
+ *	than the rank table's, with other parameters, or without the proof
+ *	that they know the secret
  * @__KCOLL_A_MAX: sentinel
  */
 enum kcoll_genl_attr {
@@ -162,10 +190,25 @@ enum kcoll_genl_attr {
 	KCOLL_A_COMM_ALGO,
 	KCOLL_A_EVENT_PEER,
 	KCOLL_A_EVENT_OP,
+	KCOLL_A_COMM_AUTH,
+	KCOLL_A_COMM_REFUSED,
 	__KCOLL_A_MAX
 };
 
 #define KCOLL_A_MAX	(__KCOLL_A_MAX - 1)
+
+/**
+ * enum kcoll_comm_auth - KCOLL_A_COMM_AUTH
+ * @KCOLL_COMM_AUTH_ADDRESS: no secret: peers are admitted by their address
+ *	alone, so another user on a rank's node could take its place
+ * @KCOLL_COMM_AUTH_HMAC_SHA256: every peer proved it knows the secret
+ * @__KCOLL_COMM_AUTH_MAX: sentinel
+ */
+enum kcoll_comm_auth {
+	KCOLL_COMM_AUTH_ADDRESS,
+	KCOLL_COMM_AUTH_HMAC_SHA256,
+	__KCOLL_COMM_AUTH_MAX
+};
 
 /**
  * enum kcoll_peer_attr - one rank of a communicator (KCOLL_A_COMM_PEER)
@@ -200,6 +243,14 @@ enum kcoll_peer_attr {
  * @KCOLL_LASTOP_A_STATUS: u32, 0 or the positive errno it failed with
  * @KCOLL_LASTOP_A_DURATION_NS: u64, from its start to its completion
  * @KCOLL_LASTOP_A_COUNT: u64, its element count
+ * @KCOLL_LASTOP_A_FALLBACK: u32, bit N set when the algorithm the algo
+ *	string configures at level N did not run there although the
+ *	topology has that level (the documented fallbacks:
+ *	Documentation/algorithms.md); 0 when everything configured ran
+ * @KCOLL_LASTOP_A_NOTE: NUL-terminated string of at most
+ *	KCOLL_GENL_NOTE_MAX bytes, only with a non-zero
+ *	KCOLL_LASTOP_A_FALLBACK: per such level, what ran instead and why
+ *	(the plan's note, as collctl explain shows it)
  * @__KCOLL_LASTOP_A_MAX: sentinel
  */
 enum kcoll_lastop_attr {
@@ -214,6 +265,8 @@ enum kcoll_lastop_attr {
 	KCOLL_LASTOP_A_STATUS,
 	KCOLL_LASTOP_A_DURATION_NS,
 	KCOLL_LASTOP_A_COUNT,
+	KCOLL_LASTOP_A_FALLBACK,
+	KCOLL_LASTOP_A_NOTE,
 	__KCOLL_LASTOP_A_MAX
 };
 
@@ -250,6 +303,11 @@ enum kcoll_link_attr {
  * @KCOLL_ALGO_A_L1: u32, the same at level 1
  * @KCOLL_ALGO_A_L2: u32, the same at level 2
  * @KCOLL_ALGO_A_PIPE_BYTES: u64, pipelining piece in bytes, 0: none
+ * @KCOLL_ALGO_A_CONF_L0: u32, enum kcoll_algo the algo string names at
+ *	level 0 for this operation, before the fallback of an algorithm
+ *	that cannot run it (KCOLL_ALGO_A_L0 is then KCOLL_ALGO_AUTO)
+ * @KCOLL_ALGO_A_CONF_L1: u32, the same at level 1
+ * @KCOLL_ALGO_A_CONF_L2: u32, the same at level 2
  * @__KCOLL_ALGO_A_MAX: sentinel
  */
 enum kcoll_algo_attr {
@@ -260,6 +318,9 @@ enum kcoll_algo_attr {
 	KCOLL_ALGO_A_L1,
 	KCOLL_ALGO_A_L2,
 	KCOLL_ALGO_A_PIPE_BYTES,
+	KCOLL_ALGO_A_CONF_L0,
+	KCOLL_ALGO_A_CONF_L1,
+	KCOLL_ALGO_A_CONF_L2,
 	__KCOLL_ALGO_A_MAX
 };
 

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * kcoll: the connection handshake between module instances.
+ *
+ * Not an ioctl ABI: this is what two kcoll.ko instances say to each other
+ * when they connect, kept here so that tools (and the tests, which play
+ * impostors) can speak it.  All integers are little-endian.
+ *
+ * Rank r connects to every lower rank (rdma_cm, RC, port space TCP):
+ *
+ *   1. the connecting rank A sends struct kcoll_cm_req in the CM REQ's
+ *	private data, with a fresh random nonce;
+ *   2. the accepting rank P checks the parameters and that the request
+ *	comes from the address the rank table gives for A's rank, and
+ *	accepts with struct kcoll_cm_rep: its own fresh nonce and, when
+ *	the communicator has a secret, the MAC that proves P knows it;
+ *   3. A checks that MAC and, once connected, sends struct kcoll_auth_msg
+ *	as the first message on the QP (a SEND without immediate data): the
+ *	MAC that proves A knows the secret.  P takes no data before it.
+ *
+ * Both MACs are HMAC-SHA256 keyed with the secret over struct
+ * kcoll_auth_input, which binds both nonces, both ranks, the parameters
+ * and a digest of the whole rank table; a replayed message answers a
+ * nonce the other side no longer uses.
+ */
+#ifndef _UAPI_LINUX_KCOLL_WIRE_H
+#define _UAPI_LINUX_KCOLL_WIRE_H
+
+#include <linux/types.h>
+
+#define KCOLL_CM_MAGIC		0x6b636f6cU	/* "kcol" */
+#define KCOLL_AUTH_MAGIC	0x6b636175U	/* "kcau" */
+/* 2: nonces and MACs (authentication), the operation fingerprint. */
+#define KCOLL_CM_VERSION	2
+
+#define KCOLL_NONCE_BYTES	16
+#define KCOLL_MAC_BYTES		32	/* HMAC-SHA256 */
+
+/* struct kcoll_cm_req.flags, struct kcoll_cm_rep.flags */
+#define KCOLL_CM_F_AUTH		0x1U	/* the communicator has a secret */
+
+/**
+ * struct kcoll_cm_req - private data of the connection request (56 bytes
+ *	at most on IB and RoCE)
+ * @magic: KCOLL_CM_MAGIC
+ * @version: KCOLL_CM_VERSION
+ * @rank: the connecting rank
+ * @nranks: ranks of the communicator
+ * @chunk_bytes: message size, the same on every rank
+ * @slots: receive slots per peer, the same on every rank
+ * @flags: KCOLL_CM_F_*
+ * @nonce: fresh random bytes of the connecting rank
+ */
+struct kcoll_cm_req {
+	__le32 magic;
+	__le32 version;
+	__le32 rank;
+	__le32 nranks;
+	__le32 chunk_bytes;
+	__le32 slots;
+	__le32 flags;
+	__u8 nonce[KCOLL_NONCE_BYTES];
+};
+
+/**
+ * struct kcoll_cm_rep - private data of the accept (196 bytes at most)
+ * @magic: KCOLL_CM_MAGIC
+ * @version: KCOLL_CM_VERSION
+ * @rank: the accepting rank
+ * @nranks: as in the request
+ * @chunk_bytes: as in the request
+ * @slots: as in the request
+ * @flags: KCOLL_CM_F_*
+ * @nonce: fresh random bytes of the accepting rank
+ * @mac: with KCOLL_CM_F_AUTH, the accepting rank's proof (role 'P'); zero
+ *	otherwise
+ */
+struct kcoll_cm_rep {
+	__le32 magic;
+	__le32 version;
+	__le32 rank;
+	__le32 nranks;
+	__le32 chunk_bytes;
+	__le32 slots;
+	__le32 flags;
+	__u8 nonce[KCOLL_NONCE_BYTES];
+	__u8 mac[KCOLL_MAC_BYTES];
+};
+
+/**
+ * struct kcoll_auth_msg - the connecting rank's proof, the first message
+ * @magic: KCOLL_AUTH_MAGIC
+ * @version: KCOLL_CM_VERSION
+ * @mac: the connecting rank's proof (role 'A')
+ */
+struct kcoll_auth_msg {
+	__le32 magic;
+	__le32 version;
+	__u8 mac[KCOLL_MAC_BYTES];
+};
+
+/* The label that starts every MAC input. */
+#define KCOLL_AUTH_LABEL	"kcoll-auth-v2"
+
+/**
+ * struct kcoll_auth_input - what both MACs are computed over
+ * @label: KCOLL_AUTH_LABEL without its NUL, zero-padded
+ * @role: 'P' for the accepting rank's proof, 'A' for the connecting rank's
+ * @pad: zero
+ * @active_rank: the connecting rank
+ * @passive_rank: the accepting rank
+ * @nranks: ranks of the communicator
+ * @chunk_bytes: its message size
+ * @slots: its receive slots per peer
+ * @table: SHA-256 of the rank table: struct kcoll_rank (uapi/linux/kcoll.h)
+ *	of every rank in rank order, each exactly as the ABI lays it out
+ * @nonce_active: struct kcoll_cm_req.nonce
+ * @nonce_passive: struct kcoll_cm_rep.nonce
+ */
+struct kcoll_auth_input {
+	__u8 label[16];
+	__u8 role;
+	__u8 pad[3];
+	__le32 active_rank;
+	__le32 passive_rank;
+	__le32 nranks;
+	__le32 chunk_bytes;
+	__le32 slots;
+	__u8 table[32];
+	__u8 nonce_active[KCOLL_NONCE_BYTES];
+	__u8 nonce_passive[KCOLL_NONCE_BYTES];
+};
+
+#endif /* _UAPI_LINUX_KCOLL_WIRE_H */
