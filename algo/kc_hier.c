@@ -38,29 +38,18 @@ bool kc_hier_level_can(const struct kc_algo_ops *a, u32 op, bool top)
 {
 	if (!a || a->build)
 		return false;
+	if (top)
+		return kc_algo_supports(a, op);
+	/* Below the top, the level runs its part of the composed operation. */
 	switch (op) {
 	case KCOLL_OP_ALLREDUCE:
-		return top ? !!a->ar : (a->rs && a->ag) || a->ar;
-	case KCOLL_OP_REDUCESCATTER:
-		return a->rs;
-	case KCOLL_OP_ALLGATHER:
-		return a->ag;
+		return (a->rs && a->ag) || a->ar;
 	case KCOLL_OP_BROADCAST:
-		return top ? !!a->bcast : a->scatter && a->ag;
+		return a->scatter && a->ag;
 	case KCOLL_OP_REDUCE:
-		return top ? !!a->reduce : a->rs && a->gather;
-	case KCOLL_OP_SCATTER:
-		return a->scatter;
-	case KCOLL_OP_GATHER:
-		return a->gather;
-	case KCOLL_OP_ALLTOALL:
-		return a->a2a;
-	case KCOLL_OP_ALLTOALLV:
-		return a->a2a && !a->a2a_uniform_only;
-	case KCOLL_OP_BARRIER:
-		return a->barrier_op;
+		return a->rs && a->gather;
 	}
-	return false;
+	return kc_algo_supports(a, op);
 }
 
 /*

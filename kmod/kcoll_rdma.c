@@ -261,10 +261,9 @@ static u32 kcoll_cm_flags(const struct kcoll_comm *comm)
 	return comm->auth_tfm ? KCOLL_CM_F_AUTH : 0;
 }
 
-static void kcoll_req_fill(struct kcoll_conn *conn, struct kcoll_cm_req *r)
+/* What both sides say of themselves, with a fresh @nonce (kept in @conn). */
+static void kcoll_hello_fill(const struct kcoll_comm *comm, struct kcoll_cm_req *r, u8 *nonce)
 {
-	const struct kcoll_comm *comm = conn->comm;
-
 	memset(r, 0, sizeof(*r));
 	r->magic = cpu_to_le32(KCOLL_CM_MAGIC);
 	r->version = cpu_to_le32(KCOLL_CM_VERSION);
@@ -273,26 +272,16 @@ static void kcoll_req_fill(struct kcoll_conn *conn, struct kcoll_cm_req *r)
 	r->chunk_bytes = cpu_to_le32(comm->chunk_bytes);
 	r->slots = cpu_to_le32(comm->slots);
 	r->flags = cpu_to_le32(kcoll_cm_flags(comm));
-	kcoll_auth_nonce(conn->nonce_active);
-	memcpy(r->nonce, conn->nonce_active, sizeof(r->nonce));
+	kcoll_auth_nonce(nonce);
+	memcpy(r->nonce, nonce, sizeof(r->nonce));
 }
 
 /* The accept: our nonce and, with a secret, our proof for the request's. */
 static int kcoll_rep_fill(struct kcoll_conn *conn, struct kcoll_cm_rep *r)
 {
-	const struct kcoll_comm *comm = conn->comm;
-
 	memset(r, 0, sizeof(*r));
-	r->magic = cpu_to_le32(KCOLL_CM_MAGIC);
-	r->version = cpu_to_le32(KCOLL_CM_VERSION);
-	r->rank = cpu_to_le32(comm->rank);
-	r->nranks = cpu_to_le32(comm->nranks);
-	r->chunk_bytes = cpu_to_le32(comm->chunk_bytes);
-	r->slots = cpu_to_le32(comm->slots);
-	r->flags = cpu_to_le32(kcoll_cm_flags(comm));
-	kcoll_auth_nonce(conn->nonce_passive);
-	memcpy(r->nonce, conn->nonce_passive, sizeof(r->nonce));
-	return comm->auth_tfm ? kcoll_auth_mac(conn, 'P', r->mac) : 0;
+	kcoll_hello_fill(conn->comm, &r->hello, conn->nonce_passive);
+	return conn->comm->auth_tfm ? kcoll_auth_mac(conn, 'P', r->mac) : 0;
 }
 
 static void kcoll_conn_param(struct rdma_conn_param *param, const void *priv, u8 len)
@@ -379,23 +368,24 @@ static int kcoll_conn_accepted(struct kcoll_conn *conn, struct rdma_cm_id *id,
 			       const struct rdma_cm_event *ev)
 {
 	const struct kcoll_cm_rep *r = ev->param.conn.private_data;
+	const struct kcoll_cm_req *h = r ? &r->hello : NULL;
 	struct kcoll_comm *comm = conn->comm;
 
 	if (!r || ev->param.conn.private_data_len < sizeof(*r) ||
-	    le32_to_cpu(r->magic) != KCOLL_CM_MAGIC ||
-	    le32_to_cpu(r->version) != KCOLL_CM_VERSION ||
-	    le32_to_cpu(r->rank) != conn->peer ||
-	    le32_to_cpu(r->nranks) != comm->nranks ||
-	    le32_to_cpu(r->chunk_bytes) != comm->chunk_bytes ||
-	    le32_to_cpu(r->slots) != comm->slots ||
-	    le32_to_cpu(r->flags) != kcoll_cm_flags(comm)) {
+	    le32_to_cpu(h->magic) != KCOLL_CM_MAGIC ||
+	    le32_to_cpu(h->version) != KCOLL_CM_VERSION ||
+	    le32_to_cpu(h->rank) != conn->peer ||
+	    le32_to_cpu(h->nranks) != comm->nranks ||
+	    le32_to_cpu(h->chunk_bytes) != comm->chunk_bytes ||
+	    le32_to_cpu(h->slots) != comm->slots ||
+	    le32_to_cpu(h->flags) != kcoll_cm_flags(comm)) {
 		kcoll_auth_refused(comm, conn->peer, kcoll_conn_peer_addr(id),
 				   "its accept does not match this communicator");
 		return -ECONNREFUSED;
 	}
 	if (!comm->auth_tfm)
 		return 0;
-	memcpy(conn->nonce_passive, r->nonce, KCOLL_NONCE_BYTES);
+	memcpy(conn->nonce_passive, h->nonce, KCOLL_NONCE_BYTES);
 	if (!kcoll_auth_check(conn, 'P', r->mac)) {
 		kcoll_auth_refused(comm, conn->peer, kcoll_conn_peer_addr(id),
 				   "it cannot prove the communicator's secret");
@@ -426,7 +416,7 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			kcoll_conn_set(conn, KCOLL_CONN_FAILED, ret);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		kcoll_req_fill(conn, &req);
+		kcoll_hello_fill(comm, &req, conn->nonce_active);
 		kcoll_conn_param(&param, &req, sizeof(req));
 		ret = rdma_connect_locked(id, &param);
 		if (!ret && kcoll_fault_abandon_attempt(conn))

@@ -56,39 +56,11 @@ static int node_addr(__u8 addr[16])
 	return -1;
 }
 
-static int file_read(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return 0;
-}
-
-/* Write @val to @path; 0 or the errno of the open or write. */
-static int file_write(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), err = 0;
-
-	if (fd < 0)
-		return errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = errno;
-	close(fd);
-	return err;
-}
-
 static long long file_u64(const char *path)
 {
 	char buf[64];
 
-	return file_read(path, buf, sizeof(buf)) ? -1 : (long long)strtoull(buf, NULL, 10);
+	return kc_file_read(path, buf, sizeof(buf)) ? -1 : (long long)strtoull(buf, NULL, 10);
 }
 
 /* KCOLL_CHUNK_MAX: 30 pages (the executor's header takes an SGE). */
@@ -155,7 +127,7 @@ static void rank_child(int rd, int wr, const char *cgroup, uid_t uid, unsigned i
 
 	if (cgroup) {
 		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-		if (file_write(path, "0"))
+		if (kc_file_write(path, "0"))
 			_exit(1);
 	}
 	if (become(uid))
@@ -302,7 +274,7 @@ static int cgroup2_root(char *root, size_t len)
 			return -1;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
-	return file_write(path, "+memory") ? -1 : 0;
+	return kc_file_write(path, "+memory") ? -1 : 0;
 }
 
 TEST(memcg_charged_with_receive_slots_of_both_ranks)
@@ -362,7 +334,7 @@ FIXTURE(limit) {
 FIXTURE_SETUP(limit)
 {
 	/* Missing is a failure: the module must have the limit. */
-	ASSERT_EQ(0, file_read(LIMIT, self->saved, sizeof(self->saved)))
+	ASSERT_EQ(0, kc_file_read(LIMIT, self->saved, sizeof(self->saved)))
 		TH_LOG(LIMIT ": %s", strerror(errno));
 	self->have = true;
 }
@@ -370,7 +342,7 @@ FIXTURE_SETUP(limit)
 FIXTURE_TEARDOWN(limit)
 {
 	if (self->have && geteuid() == 0)
-		EXPECT_EQ(0, file_write(LIMIT, self->saved));
+		EXPECT_EQ(0, kc_file_write(LIMIT, self->saved));
 }
 
 TEST_F(limit, bad_writes_are_einval_and_change_nothing)
@@ -386,22 +358,22 @@ TEST_F(limit, bad_writes_are_einval_and_change_nothing)
 		SKIP(return, "writing sysfs needs root");
 	if (env_u32("KCOLL_LOCAL_RANK", 0))
 		SKIP(return, "local rank 0 of this node does it");
-	ASSERT_EQ(0, file_write(LIMIT, "123456789"));
-	ASSERT_EQ(0, file_read(LIMIT, now, sizeof(now)));
+	ASSERT_EQ(0, kc_file_write(LIMIT, "123456789"));
+	ASSERT_EQ(0, kc_file_read(LIMIT, now, sizeof(now)));
 	EXPECT_STREQ("123456789\n", now);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(EINVAL, file_write(LIMIT, bad[i])) TH_LOG("<- \"%s\"", bad[i]);
-		ASSERT_EQ(0, file_read(LIMIT, now, sizeof(now)));
+		EXPECT_EQ(EINVAL, kc_file_write(LIMIT, bad[i])) TH_LOG("<- \"%s\"", bad[i]);
+		ASSERT_EQ(0, kc_file_read(LIMIT, now, sizeof(now)));
 		EXPECT_STREQ("123456789\n", now) TH_LOG("<- \"%s\"", bad[i]);
 	}
 	/* The largest value and 0 (no limit) are fine. */
-	EXPECT_EQ(0, file_write(LIMIT, "18446744073709551615"));
-	EXPECT_EQ(0, file_write(LIMIT, "0"));
-	ASSERT_EQ(0, file_read(LIMIT, now, sizeof(now)));
+	EXPECT_EQ(0, kc_file_write(LIMIT, "18446744073709551615"));
+	EXPECT_EQ(0, kc_file_write(LIMIT, "0"));
+	ASSERT_EQ(0, kc_file_read(LIMIT, now, sizeof(now)));
 	EXPECT_STREQ("0\n", now);
 	/* A user may read it, not change it. */
 	if (!fork())
-		_exit(become(UID_A) ? 2 : file_write(LIMIT, "1") == EACCES ? 0 : 1);
+		_exit(become(UID_A) ? 2 : kc_file_write(LIMIT, "1") == EACCES ? 0 : 1);
 	{
 		int status;
 
@@ -424,7 +396,7 @@ TEST_F(limit, over_the_limit_is_enomem_other_users_unaffected)
 	long ms;
 
 	NEED_NODE();
-	ASSERT_EQ(0, file_write(LIMIT, "41943040"));	/* 40 MiB */
+	ASSERT_EQ(0, kc_file_write(LIMIT, "41943040"));	/* 40 MiB */
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, rank_start(&p[i], NULL, UID_A, i, port, slots, chunk));
 	for (i = 0; i < 2; i++)

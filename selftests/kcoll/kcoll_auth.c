@@ -421,12 +421,12 @@ static void genuine(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self)
 	memcpy(&self->rep, m.priv, sizeof(self->rep));
 	/* Our side of the protocol computes what the module computes. */
 	imp_mac(SECRET, strlen(SECRET), 'P', 1, 0, 2, CHUNK, SLOTS, self->table, self->req.nonce,
-		self->rep.nonce, mac);
+		self->rep.hello.nonce, mac);
 	ASSERT_EQ(0, memcmp(mac, self->rep.mac, sizeof(mac)));
 	self->proof.magic = htole32(KCOLL_AUTH_MAGIC);
 	self->proof.version = htole32(KCOLL_CM_VERSION);
 	imp_mac(SECRET, strlen(SECRET), 'A', 1, 0, 2, CHUNK, SLOTS, self->table, self->req.nonce,
-		self->rep.nonce, self->proof.mac);
+		self->rep.hello.nonce, self->proof.mac);
 	memcpy(m.buf, &self->proof, sizeof(self->proof));
 	ASSERT_EQ(0, imp_send(&m, sizeof(self->proof), 5000));
 	/* Proven: rank 0's create completes with us as rank 1. */

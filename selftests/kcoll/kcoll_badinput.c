@@ -1270,35 +1270,18 @@ TEST(deregister_unknown_twice_or_foreign_is_enoent)
 static int sysfs_read(const char *name, char *buf, size_t len)
 {
 	char path[128];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), KC_SYSFS "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return 0;
+	return kc_file_read(path, buf, len);
 }
 
 /* Write @val to tunable @name; returns 0 or the errno of the write. */
 static int sysfs_write(const char *name, const char *val)
 {
 	char path[128];
-	int fd, err = 0;
 
 	snprintf(path, sizeof(path), KC_SYSFS "%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = errno;
-	close(fd);
-	return err;
+	return kc_file_write(path, val);
 }
 
 static void sysfs_refuses(struct __test_metadata *_metadata, const char *name,

@@ -61,14 +61,6 @@ static int param_read(void)
 	return v;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 TEST(abandoned_attempt_is_retried_and_accepted)
 {
 	size_t count = 4096, i;
@@ -101,9 +93,9 @@ TEST(abandoned_attempt_is_retried_and_accepted)
 	cc.eventfd = -1;
 	cc.timeout_ms = 60000;
 	cc.connect_timeout_ms = connect_timeout_ms();
-	t0 = now_s();
+	t0 = kc_now_s();
 	ret = ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
-	took = now_s() - t0;
+	took = kc_now_s() - t0;
 	left = param_read();
 	if (inject)
 		param_write(0);

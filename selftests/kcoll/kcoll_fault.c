@@ -79,14 +79,6 @@ static int err_expected(int err, const char *list)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * Close the communicator, then wait up to 10 s for the pinned pages to
  * come back to @base.  Returns the exit status: 0 if @ok and they did.
@@ -202,7 +194,7 @@ int main(void)
 		s.count = count;
 		s.send.handle = reg.handle;
 		s.recv.handle = reg.handle;
-		t0 = now_s();
+		t0 = kc_now_s();
 		if (ioctl(fd, KCOLL_IOC_SUBMIT, &s)) {
 			int err = errno;
 
@@ -222,7 +214,7 @@ int main(void)
 		}
 		if (cpl.status) {
 			int err = -cpl.status, ok = err_expected(err, expect);
-			double took = now_s() - t0;
+			double took = kc_now_s() - t0;
 
 			printf("kcoll-fault: rank %u: op %u ended with %s (%s) after %.1f s\n", rank,
 			       it, strerror(err), errname(err), took);

@@ -171,17 +171,7 @@ static int sysctl_write(const char *path, int v)
 	return ret;
 }
 
-/* Kernel log records from now on (/dev/kmsg, non-blocking), or -1. */
-static int kmsg_open(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
-}
-
-/* Whether a record since kmsg_open() contains @what; prints it. */
+/* Whether a record since kc_kmsg_open() contains @what; prints it. */
 static bool kmsg_has(int fd, const char *what)
 {
 	char rec[2048];
@@ -230,7 +220,7 @@ TEST(create_waiting_for_a_peer_blocks_no_other_ioctl)
 	ASSERT_NE(NULL, buf);
 	if (!ip)
 		SKIP(return, "no KCOLL_IP (run under kcoll-vm)");
-	kmsg = kmsg_open();
+	kmsg = kc_kmsg_open();
 	fd = kc_open(_metadata);
 	table_init(&c, fd, ip, port, false, CONNECT_MS);
 	ASSERT_EQ(0, creator_start(&c));

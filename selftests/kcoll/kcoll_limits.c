@@ -122,22 +122,6 @@ TEST(memlock_limit_zero_is_enomem)
 #define HUGE_LOOPS	200
 #define HUGE_SECONDS	10
 
-/*
- * 1 MiB of memory low in the address space, so that 2^36 bytes from it
- * are user addresses (mmap() may place a mapping within 64 GiB of the
- * top, and the registration would fail its address check instead).
- */
-static char *map_low(void)
-{
-	char *p = mmap((void *)(1UL << 32), 1 << 20, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	memset(p, 1, 1 << 20);
-	return p;
-}
-
 static long long vmstat_get(const char *key)
 {
 	long long v, ret = -1;
@@ -169,14 +153,6 @@ static long long vmalloc_used_kib(void)
 	return v;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 struct huge {
 	int fd;
 	void *addr;
@@ -192,7 +168,7 @@ static void *huge_main(void *arg)
 	struct kcoll_mem_reg reg = { .size = sizeof(reg), .addr = (uintptr_t)h->addr,
 				     .len = HUGE_LEN };
 
-	while (h->calls < HUGE_LOOPS && now_s() < h->end) {
+	while (h->calls < HUGE_LOOPS && kc_now_s() < h->end) {
 		h->calls++;
 		reg.handle = 0;
 		if (!ioctl(h->fd, KCOLL_IOC_MEM_REG, &reg)) {
@@ -220,7 +196,7 @@ static void huge_loop(struct __test_metadata *_metadata, void *addr, int want,
 	int finished = 0;
 	long long oom0, oom1, vm0, vm, vmmax;
 	int fd = kc_open(_metadata), i;
-	double end = now_s() + HUGE_SECONDS;
+	double end = kc_now_s() + HUGE_SECONDS;
 
 	oom0 = vmstat_get("oom_kill");
 	vm0 = vmalloc_used_kib();
@@ -258,7 +234,7 @@ static void huge_loop(struct __test_metadata *_metadata, void *addr, int want,
 TEST(huge_registrations_over_memlock_fail_before_allocating)
 {
 	struct rlimit rl = { 64 << 10, 64 << 10 };
-	char *p = map_low();
+	char *p = map_low(1 << 20);
 	long long pinned;
 
 	ASSERT_NE(NULL, p) TH_LOG("mmap at 4 GiB: %s", strerror(errno));
@@ -273,7 +249,7 @@ TEST(huge_registrations_over_memlock_fail_before_allocating)
 TEST(huge_mostly_unmapped_registration_is_efault_without_allocating)
 {
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-	char *p = map_low();
+	char *p = map_low(1 << 20);
 	long long pinned;
 
 	ASSERT_NE(NULL, p) TH_LOG("mmap at 4 GiB: %s", strerror(errno));

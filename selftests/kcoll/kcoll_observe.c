@@ -46,18 +46,8 @@ static __u64 create1(int fd, const char *algo, unsigned int port)
 
 /* --------------------------------------------------------- kernel log */
 
-/* /dev/kmsg from now on; -1 (errno) when it cannot be read. */
-static int kmsg_open(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
-}
-
 /*
- * Every record since kmsg_open(), its text unescaped (/dev/kmsg writes
+ * Every record since kc_kmsg_open(), its text unescaped (/dev/kmsg writes
  * a newline inside a record as \x0a), and so split into the lines dmesg
  * shows; @fn sees each line.  Returns the number of records.
  */
@@ -126,7 +116,7 @@ TEST(algo_string_cannot_forge_a_log_line)
 	int fd, kmsg;
 	size_t i;
 
-	kmsg = kmsg_open();
+	kmsg = kc_kmsg_open();
 	if (kmsg < 0)
 		SKIP(return, "/dev/kmsg: %s (needs root)", strerror(errno));
 	fd = kc_open(_metadata);
@@ -146,7 +136,7 @@ TEST(failed_creates_add_a_bounded_number_of_lines)
 	struct log_scan s = {};
 	int fd, kmsg, i, records, refused = 0;
 
-	kmsg = kmsg_open();
+	kmsg = kc_kmsg_open();
 	if (kmsg < 0)
 		SKIP(return, "/dev/kmsg: %s (needs root)", strerror(errno));
 	fd = kc_open(_metadata);

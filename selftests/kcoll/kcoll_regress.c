@@ -30,17 +30,7 @@ static const char *const oom_marks[] = {
 	"invoked oom-killer", "vmalloc error", "page allocation failure", "Out of memory",
 };
 
-/* /dev/kmsg from now on. */
-static int kmsg_open(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
-}
-
-/* Lines about memory exhaustion logged since kmsg_open(); printed. */
+/* Lines about memory exhaustion logged since kc_kmsg_open(); printed. */
 static int kmsg_oom_lines(int fd)
 {
 	char rec[4096];
@@ -142,11 +132,11 @@ static void *mem_monitor(void *arg)
 static void huge_pins(struct __test_metadata *_metadata, int fd, bool use_submit, int expect)
 {
 	struct huge h = { .fd = fd, .submit = use_submit, .expect = expect };
-	int kfd = kmsg_open(), i;
+	int kfd = kc_kmsg_open(), i;
 	pthread_t tid[8], mon;
 	long long start;
 
-	h.page = map_buf(4096);
+	h.page = map_low(4096);
 	ASSERT_NE(NULL, h.page);
 	start = mem_available_kib();
 	ASSERT_LT(0, start);

@@ -208,12 +208,78 @@ static inline int wait_one(int fd, struct kcoll_completion *cpl)
 	return cpl->status;
 }
 
+/* CLOCK_MONOTONIC in seconds. */
+static inline double kc_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* /dev/kmsg from now on (non-blocking), or -1 when it cannot be read. */
+static inline int kc_kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/* The contents of @path (a sysfs or proc file), NUL-terminated; 0 or -1. */
+static inline int kc_file_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Write @val to @path in one write(); 0 or the errno of the open or write. */
+static inline int kc_file_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
 static inline void *map_buf(size_t len)
 {
 	void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * @len bytes of memory at 4 GiB, low in the address space, so that 2^36
+ * bytes (KCOLL_MAX_REG_BYTES) from them are user addresses: mmap() may
+ * place a mapping within 64 GiB of the top, and a huge registration
+ * from it would fail its address check (EFAULT) before anything the
+ * test means to reach.  The rest of those 64 GiB stays unmapped.
+ */
+static inline void *map_low(size_t len)
+{
+	void *p = mmap((void *)(1UL << 32), len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 1, len);
+	return p;
 }
 
 static inline __u64 reg_buf(int fd, void *p, size_t len)

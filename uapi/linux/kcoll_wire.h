@@ -70,26 +70,13 @@ struct kcoll_cm_req {
 
 /**
  * struct kcoll_cm_rep - private data of the accept (196 bytes at most)
- * @magic: KCOLL_CM_MAGIC
- * @version: KCOLL_CM_VERSION
- * @rank: the accepting rank
- * @nranks: as in the request
- * @chunk_bytes: as in the request
- * @slots: as in the request
- * @flags: KCOLL_CM_F_*
- * @nonce: fresh random bytes of the accepting rank
+ * @hello: the request's fields for the accepting rank: its rank, the same
+ *	parameters and flags, its own fresh nonce
  * @mac: with KCOLL_CM_F_AUTH, the accepting rank's proof (role 'P'); zero
  *	otherwise
  */
 struct kcoll_cm_rep {
-	__le32 magic;
-	__le32 version;
-	__le32 rank;
-	__le32 nranks;
-	__le32 chunk_bytes;
-	__le32 slots;
-	__le32 flags;
-	__u8 nonce[KCOLL_NONCE_BYTES];
+	struct kcoll_cm_req hello;
 	__u8 mac[KCOLL_MAC_BYTES];
 };
 
@@ -121,7 +108,7 @@ struct kcoll_auth_msg {
  * @table: SHA-256 of the rank table: struct kcoll_rank (uapi/linux/kcoll.h)
  *	of every rank in rank order, each exactly as the ABI lays it out
  * @nonce_active: struct kcoll_cm_req.nonce
- * @nonce_passive: struct kcoll_cm_rep.nonce
+ * @nonce_passive: struct kcoll_cm_rep.hello.nonce
  */
 struct kcoll_auth_input {
 	__u8 label[16];
