@@ -10,8 +10,14 @@
  * its slot.  When every transfer of the round is complete, the next round
  * begins.  Per-peer message totals, counted once at init, say whether a
  * peer still owes or is owed anything in later rounds.
+ *
+ * The first message to each peer carries the operation's header (see
+ * kc_exec.h), built on the stack when it is posted; the first message
+ * from each peer is checked on arrival, before it is held, and stripped:
+ * what is held and consumed is data only.
  */
 #include "kc_exec.h"
+#include "kc_coll.h"
 #include "kc_reduce.h"
 
 #define KC_NONE U32_MAX
@@ -69,6 +75,47 @@ static u32 kc_nmsgs(const struct kc_exec *ex, const struct kc_step *s)
 	return (u32)((s->len + ex->cfg.chunk_bytes - 1) / ex->cfg.chunk_bytes);
 }
 
+static void kc_put_le32(u8 *p, u32 v)
+{
+	p[0] = (u8)v;
+	p[1] = (u8)(v >> 8);
+	p[2] = (u8)(v >> 16);
+	p[3] = (u8)(v >> 24);
+}
+
+static void kc_put_le64(u8 *p, u64 v)
+{
+	kc_put_le32(p, (u32)v);
+	kc_put_le32(p + 4, (u32)(v >> 32));
+}
+
+void kc_hdr_fill(u8 hdr[KC_HDR_BYTES], const struct kc_plan *plan, const struct kc_op_desc *desc,
+		 u32 peer, bool to_peer)
+{
+	u32 op = desc ? desc->op : plan->op;
+	u32 redop = desc ? desc->redop : plan->redop;
+	u32 root = 0;
+	u64 count = 0;
+
+	memset(hdr, 0, KC_HDR_BYTES);
+	hdr[KC_HDR_OFF_VERSION] = KC_HDR_VERSION;
+	hdr[KC_HDR_OFF_SIZE] = KC_HDR_BYTES;
+	hdr[KC_HDR_OFF_OP] = (u8)op;
+	if (op == KCOLL_OP_BARRIER)
+		return;
+	hdr[KC_HDR_OFF_DTYPE] = (u8)(desc ? desc->dtype : plan->dtype);
+	if (kc_op_reduces(op))
+		hdr[KC_HDR_OFF_REDOP] = (u8)redop;
+	if (desc && kc_op_rooted(op))
+		root = desc->root;
+	if (desc && op == KCOLL_OP_ALLTOALLV)
+		count = to_peer ? desc->scounts[peer] : desc->rcounts[peer];
+	else if (desc)
+		count = desc->count;
+	kc_put_le32(hdr + KC_HDR_OFF_ROOT, root);
+	kc_put_le64(hdr + KC_HDR_OFF_COUNT, count);
+}
+
 static void kc_exec_set_error(struct kc_exec *ex, int err)
 {
 	if (err && (ex->status == -EINPROGRESS || ex->status == 0))
@@ -96,10 +143,18 @@ static void kc_pump_peer(struct kc_exec *ex, u32 p)
 			u32 len = (u32)kc_min_u64(ex->cfg.chunk_bytes, s->len - st->posted);
 			u64 off = s->off + st->posted;
 			u32 tag = KC_TAG(ex->cfg.op_seq, pe->send_seq);
+			u32 rank = ex->plan->peers[p];
+			u8 hdr[KC_HDR_BYTES];
+			u32 hlen = 0;
 			int err;
 
-			err = ex->ops->send(ex->ctx, ex->plan->peers[p], tag, s->buf, off,
-					    ex->bufs[s->buf] ? ex->bufs[s->buf] + off : NULL, len);
+			if (!pe->send_seq) {
+				kc_hdr_fill(hdr, ex->plan, ex->cfg.desc, rank, true);
+				hlen = KC_HDR_BYTES;
+			}
+			err = ex->ops->send(ex->ctx, rank, tag, hlen ? hdr : NULL, hlen, s->buf,
+					    off, ex->bufs[s->buf] ? ex->bufs[s->buf] + off : NULL,
+					    len);
 			if (err) {
 				kc_exec_set_error(ex, err);
 				return;
@@ -339,13 +394,13 @@ int kc_exec_init(struct kc_exec *ex, const struct kc_plan *plan, void *const buf
 	u8 *m;
 
 	memset(ex, 0, sizeof(*ex));
-	if (!w || cfg->chunk_bytes < 8)
+	if (!w || cfg->chunk_bytes < 8 || (!cfg->desc && !(cfg->flags & KC_EXEC_F_NODATA)))
 		return -EINVAL;
 	ex->plan = plan;
 	ex->ops = ops;
 	ex->ctx = ctx;
 	ex->cfg = *cfg;
-	ex->cfg.chunk_bytes &= ~7u;
+	ex->cfg.chunk_bytes = kc_min_u32(cfg->chunk_bytes, U32_MAX - KC_HDR_BYTES) & ~7u;
 	for (i = 0; i < KC_BUF_COUNT; i++)
 		ex->bufs[i] = bufs[i];
 	ex->status = -EINPROGRESS;
@@ -414,6 +469,17 @@ int kc_exec_send_done(struct kc_exec *ex, u32 peer)
 	return kc_advance(ex);
 }
 
+/* The first message from rank @peer starts with the header this rank expects. */
+static bool kc_hdr_ok(const struct kc_exec *ex, u32 peer, const void *data, u32 len)
+{
+	u8 want[KC_HDR_BYTES];
+
+	if (len < KC_HDR_BYTES || !data)
+		return false;
+	kc_hdr_fill(want, ex->plan, ex->cfg.desc, peer, false);
+	return !memcmp(data, want, KC_HDR_BYTES);
+}
+
 int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 len, void *slot)
 {
 	u32 p = kc_peer_index(ex, peer);
@@ -428,10 +494,14 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
 	}
 	pe = &ex->pe[p];
 	if (tag != KC_TAG(ex->cfg.op_seq, pe->recv_seq) || pe->held_n == ex->cfg.window ||
-	    !pe->recv_expect) {
+	    !pe->recv_expect || (!pe->recv_seq && !kc_hdr_ok(ex, peer, data, len))) {
 		ex->ops->release(ex->ctx, peer, slot);
 		kc_exec_set_error(ex, -EPROTO);
 		return ex->status;
+	}
+	if (!pe->recv_seq) {
+		data = (const u8 *)data + KC_HDR_BYTES;
+		len -= KC_HDR_BYTES;
 	}
 	pe->recv_seq++;
 	pe->recv_expect--;

@@ -12,6 +12,17 @@
  * sequence number (24 bits), checked on arrival so a plan mismatch between
  * ranks is an error (-EPROTO), never silent corruption.
  *
+ * The first message of an operation to each peer (message sequence 0, an
+ * empty SYNC message included) also carries the operation's header
+ * (KC_HDR_*): what this rank's caller asked for, as the peer must have
+ * asked for it too.  The receiver compares it with its own before it
+ * consumes anything from that peer; any difference (operation, element
+ * type, reduce operation, root, count, or the pair's AlltoAllv count) ends
+ * the operation with -EPROTO.  Ranks that disagree never exchange data,
+ * so none of them can complete with a result built from another's
+ * arguments: every rank that completes holds what it would hold had every
+ * rank passed its own arguments.
+ *
  * A compact plan is expanded one round at a time: the executor holds the
  * steps of the current round, per-peer state, and the messages in flight
  * and held (window per peer), never the whole expansion.
@@ -21,14 +32,58 @@
 
 #include "kc_plan.h"
 
+/*
+ * The header of the first message of an operation to each peer: 32 bytes,
+ * little-endian, at the start of the message, before the data.
+ *
+ *   offset size
+ *    0     1    version   KC_HDR_VERSION
+ *    1     1    size      KC_HDR_BYTES
+ *    2     1    op        enum kcoll_op
+ *    3     1    dtype     enum kcoll_dtype; 0 for Barrier
+ *    4     1    redop     enum kcoll_redop (AVG is not SUM); 0 unless the op reduces
+ *    5     3    reserved  0
+ *    8     4    root      0 unless the op is rooted
+ *   12     4    reserved  0
+ *   16     8    count     elements (struct kc_op_desc.count); 0 for Barrier;
+ *                         AlltoAllv: the pair's count, scounts[receiver] as
+ *                         the sender writes it, rcounts[sender] as the
+ *                         receiver expects it
+ *   24     8    reserved  0
+ *
+ * The receiver compares all 32 bytes with the header it would have sent
+ * (a version or size it does not know is a difference like any other).
+ * The reserved bytes are for later versions (a fingerprint of what else
+ * the ranks must agree on, who disagrees): a new field there changes
+ * KC_HDR_VERSION unless zero keeps meaning what it meant.
+ */
+#define KC_HDR_VERSION		1
+#define KC_HDR_BYTES		32u
+#define KC_HDR_OFF_VERSION	0
+#define KC_HDR_OFF_SIZE		1
+#define KC_HDR_OFF_OP		2
+#define KC_HDR_OFF_DTYPE	3
+#define KC_HDR_OFF_REDOP	4
+#define KC_HDR_OFF_ROOT		8
+#define KC_HDR_OFF_COUNT	16
+
+struct kc_op_desc;
+
 struct kc_xport_ops {
 	/*
-	 * Send len bytes (data, which is buf + off) to rank peer.  The
-	 * transport reports completion with kc_exec_send_done(), in posting
-	 * order per peer, once the receiver has consumed the message (its slot
-	 * was released): this is the credit that bounds the window.
+	 * Send one message to rank peer: hdr_len bytes of hdr (0, or
+	 * KC_HDR_BYTES on the first message of the operation to the peer),
+	 * then len bytes of data (buf + off).  The receiver gets them as one
+	 * message of hdr_len + len bytes (at most chunk_bytes + KC_HDR_BYTES:
+	 * receive slots hold that much).  hdr is valid during the call only;
+	 * its bytes are not the plan's (not in bytes_sent; time-only
+	 * transports do not charge them, like the tag).  The transport
+	 * reports completion with kc_exec_send_done(), in posting order per
+	 * peer, once the receiver has consumed the message (its slot was
+	 * released): this is the credit that bounds the window.
 	 */
-	int (*send)(void *ctx, u32 peer, u32 tag, u8 buf, u64 off, const void *data, u32 len);
+	int (*send)(void *ctx, u32 peer, u32 tag, const void *hdr, u32 hdr_len, u8 buf, u64 off,
+		    const void *data, u32 len);
 	/* Give back a receive slot delivered with kc_exec_recv(). */
 	void (*release)(void *ctx, u32 peer, void *slot);
 	/*
@@ -41,15 +96,28 @@ struct kc_xport_ops {
 };
 
 struct kc_exec_cfg {
-	u32 chunk_bytes;	/* rounded down to a multiple of 8, at least 8 */
+	/*
+	 * Rounded down to a multiple of 8, at least 8, at most
+	 * U32_MAX - KC_HDR_BYTES (a message and its header fit in 32 bits).
+	 */
+	u32 chunk_bytes;
 	u32 window;		/* at least 1 */
 	u8 op_seq;
 	u32 flags;		/* KC_EXEC_F_* */
+	/*
+	 * The operation as this rank's caller described it (the plan was
+	 * built from it), for the header; it must outlive the executor.
+	 * Required unless KC_EXEC_F_NODATA: then NULL means a header of the
+	 * plan's op, dtype and reduce op with root and count 0 (the
+	 * simulator runs bare plans).
+	 */
+	const struct kc_op_desc *desc;
 };
 
 /*
  * Move no data and touch no buffer (bufs may all be NULL): the simulator
- * runs plans of any size for their timing only.
+ * runs plans of any size for their timing only.  Only the header of a
+ * first message is read (data points at it; otherwise data may be NULL).
  */
 #define KC_EXEC_F_NODATA	0x1
 
@@ -75,13 +143,22 @@ struct kc_exec {
 	u32 st_cap;		/* the largest round of the plan */
 	struct kc_exec_peer *pe;	/* [npeers] */
 	void *mem;
-	u64 bytes_sent;
+	u64 bytes_sent;		/* data only, headers not counted */
 	u64 bytes_received;
 };
 
 /*
+ * The header of the first message between this rank (running @plan, built
+ * from @desc; NULL: see struct kc_exec_cfg) and rank @peer: the one it
+ * sends there (@to_peer) or the one it expects from there.
+ */
+void kc_hdr_fill(u8 hdr[KC_HDR_BYTES], const struct kc_plan *plan, const struct kc_op_desc *desc,
+		 u32 peer, bool to_peer);
+
+/*
  * Prepare to run @plan with buffers bufs[KC_BUF_*] (unused ones may be
- * NULL).  Returns 0 or -ENOMEM / -EINVAL.
+ * NULL).  Returns 0 or -ENOMEM / -EINVAL (no cfg->desc without
+ * KC_EXEC_F_NODATA, among others).
  */
 int kc_exec_init(struct kc_exec *ex, const struct kc_plan *plan, void *const bufs[KC_BUF_COUNT],
 		 const struct kc_exec_cfg *cfg, const struct kc_xport_ops *ops, void *ctx);
@@ -90,8 +167,11 @@ int kc_exec_start(struct kc_exec *ex);
 /* The oldest outstanding message to @peer was consumed.  Returns the status. */
 int kc_exec_send_done(struct kc_exec *ex, u32 peer);
 /*
- * A message from @peer arrived in @slot.  The executor consumes it now or
- * when its round comes, then releases the slot.  Returns the status.
+ * A message from @peer arrived in @slot: all of it, header included (@len
+ * counts the header's bytes).  The first message from @peer is checked
+ * at once (its header must be what this rank would have sent: else
+ * -EPROTO).  The executor consumes the data now or when its round comes,
+ * then releases the slot.  Returns the status.
  */
 int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 len, void *slot);
 /*

@@ -77,8 +77,22 @@ struct kcoll_tunables {
 };
 
 #define KCOLL_CHUNK_MIN		4096u
-/* A chunk goes out in one send of at most KCOLL_MAX_SGE pages (it may start mid-page). */
-#define KCOLL_CHUNK_MAX		((u32)((KCOLL_MAX_SGE - 1) * PAGE_SIZE))
+/*
+ * A chunk goes out in one send of at most KCOLL_MAX_SGE SGEs: the
+ * executor's header (first message of an operation), then the pages of
+ * the chunk, one more than its size in pages as it may start mid-page.
+ */
+#define KCOLL_CHUNK_MAX		((u32)((KCOLL_MAX_SGE - 2) * PAGE_SIZE))
+/*
+ * A receive slot holds the largest message, a chunk after the executor's
+ * header: whole pages (alloc_pages_exact()), what kcoll_comm_footprint()
+ * counts.
+ */
+static inline u32 kcoll_rx_slot_bytes(u32 chunk_bytes)
+{
+	return chunk_bytes + KC_HDR_BYTES;
+}
+
 #define KCOLL_SLOTS_MIN		1u
 #define KCOLL_SLOTS_MAX		64u
 #define KCOLL_TIMEOUT_MIN	10u
@@ -160,7 +174,7 @@ enum kcoll_conn_state {
 
 struct kcoll_conn;
 
-/* One receive slot: a chunk-sized buffer posted to the RQ. */
+/* One receive slot: a buffer for a chunk and its header, posted to the RQ. */
 struct kcoll_rx {
 	struct ib_cqe cqe;
 	struct kcoll_conn *conn;
@@ -170,7 +184,7 @@ struct kcoll_rx {
 	u32 tag;
 };
 
-/* One send work request: data (up to KCOLL_MAX_SGE pieces) or a credit. */
+/* One send work request: header and data (up to KCOLL_MAX_SGE pieces) or a credit. */
 struct kcoll_tx {
 	struct ib_cqe cqe;
 	struct kcoll_conn *conn;
@@ -207,6 +221,9 @@ struct kcoll_conn {
 	u64 proof_dma;
 	u32 nrx;
 	struct kcoll_rx *rx;		/* [nrx] */
+	/* the header of the first message of an operation, see kcoll_xport.c */
+	void *hdr;			/* KC_HDR_BYTES */
+	u64 hdr_dma;
 	u32 ntx;
 	struct kcoll_tx *tx;		/* [ntx] */
 	struct list_head tx_free;

@@ -159,6 +159,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 		.chunk_bytes = comm->chunk_bytes,
 		.window = comm->slots,
 		.op_seq = op->seq,
+		.desc = &op->desc,
 	};
 	void *bufs[KC_BUF_COUNT] = {};
 	struct mem_cgroup *old_memcg;

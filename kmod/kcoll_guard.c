@@ -33,6 +33,7 @@
 #include <linux/cred.h>
 #include <linux/list.h>
 #include <linux/memcontrol.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -54,14 +55,16 @@ static DEFINE_MUTEX(kcoll_users_lock);
 /*
  * The most kernel memory a communicator holds for its whole life, in
  * bytes, as the allocator hands it out (kmalloc rounds up to its size
- * classes: a 126976-byte slot takes 128 KiB):
+ * classes; a receive slot is whole pages, chunk_bytes and the executor's
+ * header rounded up: a 122880-byte chunk takes 124 KiB, 65536 takes 68):
  *
  *   (nranks - 1) * (2 * slots * slot + descriptors(slots))
  *     + nranks * per-rank + the communicator itself
  *
  * Per peer: 2 * slots receive slots (kcoll_xport.c), their descriptors,
- * the early-message FIFO, 4 * slots send descriptors and, with a secret,
- * the proof the connecting side sends (kcoll_auth.c).  Per rank: its
+ * the early-message FIFO, 4 * slots send descriptors, the header buffer
+ * of the executor's first messages and, with a secret, the proof the
+ * connecting side sends (kcoll_auth.c).  Per rank: its
  * entry of the rank table, its address, its connection and its
  * topology labels.  Operations are not in it: their plans, executors and
  * scratch memory come and go with them (charged to the memory cgroup
@@ -74,11 +77,12 @@ u64 kcoll_comm_footprint(u32 nranks, u32 slots, u32 chunk_bytes)
 	u64 nrx = 2ull * slots, ntx = 4ull * slots;
 	u64 per_peer, per_rank;
 
-	per_peer = nrx * kmalloc_size_roundup(chunk_bytes) +
+	per_peer = nrx * PAGE_ALIGN(kcoll_rx_slot_bytes(chunk_bytes)) +
 		   kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx)) +
 		   kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx *)) +
 		   kmalloc_size_roundup(ntx * sizeof(struct kcoll_tx)) +
-		   kmalloc_size_roundup(sizeof(struct kcoll_auth_msg));
+		   kmalloc_size_roundup(sizeof(struct kcoll_auth_msg)) +
+		   kmalloc_size_roundup(KC_HDR_BYTES);
 	per_rank = sizeof(struct kcoll_rank) + sizeof(struct sockaddr_storage) +
 		   sizeof(struct kcoll_conn) + 4 * sizeof(u32);
 	return kmalloc_size_roundup(sizeof(struct kcoll_comm)) + (u64)nranks * per_rank +

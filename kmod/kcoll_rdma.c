@@ -174,10 +174,14 @@ static void kcoll_conn_destroy_qp(struct kcoll_conn *conn)
 	conn->kdev = NULL;
 }
 
-/* Send SGEs one chunk needs: a chunk starting mid-page spans one page more. */
+/*
+ * Send SGEs one message needs: the executor's header (on the first
+ * message of an operation), then the chunk, which spans one page more
+ * than its size when it starts mid-page.
+ */
 static u32 kcoll_chunk_sges(u32 chunk_bytes)
 {
-	return DIV_ROUND_UP(chunk_bytes, PAGE_SIZE) + 1;
+	return 1 + DIV_ROUND_UP(chunk_bytes, PAGE_SIZE) + 1;
 }
 
 /*
@@ -195,7 +199,7 @@ static int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev)
 		return 0;
 	kcoll_info_rl("comm %llu: chunk_bytes %u needs %u send SGEs, %s takes %u: at most %lu\n",
 		      comm->id, comm->chunk_bytes, need, dev_name(&dev->dev), have,
-		      (have - 1) * PAGE_SIZE);
+		      have > 2 ? (have - 2) * PAGE_SIZE : 0);
 	return -EINVAL;
 }
 

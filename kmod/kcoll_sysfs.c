@@ -327,7 +327,7 @@ static const struct kernel_param_ops kcoll_param_ops_u32 = {
 };
 
 module_param_cb(chunk_bytes, &kcoll_param_ops_u32, &kcoll_tun_chunk, 0444);
-MODULE_PARM_DESC(chunk_bytes, "message size in bytes, multiple of 8, 4096..31 pages (126976 with 4 KiB pages; default 65536)");
+MODULE_PARM_DESC(chunk_bytes, "message size in bytes, multiple of 8, 4096..30 pages (122880 with 4 KiB pages; default 65536)");
 module_param_cb(slots, &kcoll_param_ops_u32, &kcoll_tun_slots, 0444);
 MODULE_PARM_DESC(slots, "receive slots per peer = send window, 1..64 (default 8)");
 module_param_cb(timeout_ms, &kcoll_param_ops_u32, &kcoll_tun_timeout, 0444);

@@ -5,21 +5,32 @@
  * Wire protocol, per connection:
  *  - data: SEND_WITH_IMM straight from the registered (or per-operation
  *    pinned) pages, immediate = executor tag (operation sequence number
- *    and message sequence number), at most chunk_bytes;
+ *    and message sequence number), at most chunk_bytes; the first message
+ *    of an operation starts with the executor's header (KC_HDR_BYTES, see
+ *    algo/kc_exec.h), gathered as the first SGE from the connection's
+ *    small DMA-mapped header buffer;
  *  - credit: a SEND without immediate and without payload, sent when the
  *    receiver has consumed a data message and reposted its slot.  The
  *    sender turns it into kc_exec_send_done(), which is what bounds the
- *    executor's window.
- *
+ *    executor's window;
  *  - proof: on a communicator with a secret, the connecting side's first
  *    message is a SEND without immediate carrying struct kcoll_auth_msg;
  *    the accepting side takes nothing else from the QP before it has
  *    checked it (uapi/linux/kcoll_wire.h).
  *
- * Every receive WR owns a chunk-sized slot.  Data from one peer in flight
- * is bounded by the window (slots) and credits in flight by the slots we
- * hold, so 2 * slots receive WRs never run out.  Data for an operation
- * that has not started here yet waits in the connection's "early" FIFO.
+ * Every receive WR owns a slot of chunk_bytes + KC_HDR_BYTES (one
+ * physically contiguous allocation of whole pages), and hands the whole
+ * message to the executor, which checks and strips the header.  Data from
+ * one peer in flight is bounded by the window (slots) and credits in
+ * flight by the slots we hold, so 2 * slots receive WRs never run out.
+ * Data for an operation that has not started here yet waits in the
+ * connection's "early" FIFO.
+ *
+ * The header buffer is rewritten by the first send of each operation to
+ * the peer.  The previous operation's header message was consumed by then
+ * (an operation ends only when all its sends are credited), or the
+ * connection was lost and drained, or the communicator failed: the device
+ * no longer reads it.
  *
  * Completions run on ib_comp_wq (IB_POLL_WORKQUEUE): process context, so
  * the executor may reduce (kernel_fpu sections) and take comm->lock.
@@ -32,6 +43,12 @@
 
 static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* A receive slot: the largest message, a chunk after its header. */
+static u32 kcoll_rx_bytes(const struct kcoll_comm *comm)
+{
+	return kcoll_rx_slot_bytes(comm->chunk_bytes);
+}
 
 /*
  * The slots and descriptors of a connection: kcoll_comm_footprint() counts
@@ -60,18 +77,32 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 		conn->tx[i].cqe.done = kcoll_tx_done;
 		list_add_tail(&conn->tx[i].free, &conn->tx_free);
 	}
+	conn->hdr = kzalloc(KC_HDR_BYTES, GFP_KERNEL_ACCOUNT);
+	if (!conn->hdr)
+		goto err;
+	conn->hdr_dma = ib_dma_map_single(ibdev, conn->hdr, KC_HDR_BYTES, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, conn->hdr_dma)) {
+		kfree(conn->hdr);
+		conn->hdr = NULL;
+		goto err;
+	}
 	for (i = 0; i < conn->nrx; i++) {
 		struct kcoll_rx *rx = &conn->rx[i];
 
 		rx->conn = conn;
 		rx->cqe.done = kcoll_rx_done;
-		rx->buf = kmalloc(comm->chunk_bytes, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+		/*
+		 * Whole pages, not kmalloc(): a power-of-two chunk plus the
+		 * header would take twice the chunk from kmalloc.
+		 */
+		rx->buf = alloc_pages_exact(kcoll_rx_bytes(comm),
+					    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 		if (!rx->buf)
 			goto err;
-		rx->dma = ib_dma_map_single(ibdev, rx->buf, comm->chunk_bytes,
+		rx->dma = ib_dma_map_single(ibdev, rx->buf, kcoll_rx_bytes(comm),
 					    DMA_FROM_DEVICE);
 		if (ib_dma_mapping_error(ibdev, rx->dma)) {
-			kfree(rx->buf);
+			free_pages_exact(rx->buf, kcoll_rx_bytes(comm));
 			rx->buf = NULL;
 			goto err;
 		}
@@ -109,8 +140,14 @@ void kcoll_conn_free_queues(struct kcoll_conn *conn)
 		if (!rx->buf)
 			continue;
 		ib_dma_unmap_single(conn->kdev->ibdev, rx->dma,
-				    conn->comm->chunk_bytes, DMA_FROM_DEVICE);
-		kfree(rx->buf);
+				    kcoll_rx_bytes(conn->comm), DMA_FROM_DEVICE);
+		free_pages_exact(rx->buf, kcoll_rx_bytes(conn->comm));
+	}
+	if (conn->hdr) {
+		ib_dma_unmap_single(conn->kdev->ibdev, conn->hdr_dma, KC_HDR_BYTES,
+				    DMA_TO_DEVICE);
+		kfree(conn->hdr);
+		conn->hdr = NULL;
 	}
 	if (conn->proof) {
 		ib_dma_unmap_single(conn->kdev->ibdev, conn->proof_dma, sizeof(*conn->proof),
@@ -136,9 +173,9 @@ static int kcoll_rx_post(struct kcoll_rx *rx)
 	struct ib_sge sge;
 
 	ib_dma_sync_single_for_device(conn->kdev->ibdev, rx->dma,
-				      conn->comm->chunk_bytes, DMA_FROM_DEVICE);
+				      kcoll_rx_bytes(conn->comm), DMA_FROM_DEVICE);
 	sge.addr = rx->dma;
-	sge.length = conn->comm->chunk_bytes;
+	sge.length = kcoll_rx_bytes(conn->comm);
 	sge.lkey = conn->kdev->pd->local_dma_lkey;
 	wr.wr_cqe = &rx->cqe;
 	wr.sg_list = &sge;
@@ -277,16 +314,19 @@ static void kcoll_credit(struct kcoll_conn *conn)
 	}
 }
 
-/* kc_xport_ops.send: one message of one step.  comm->lock held. */
-static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off,
-			    const void *data, u32 len)
+/*
+ * kc_xport_ops.send: one message of one step, after the header if there
+ * is one.  comm->lock held.
+ */
+static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, const void *hdr, u32 hdr_len,
+			    u8 buf, u64 off, const void *data, u32 len)
 {
 	struct kcoll_task *op = ctx;
 	struct kcoll_comm *comm = op->comm;
 	struct kcoll_conn *conn;
 	struct kcoll_mr *mr;
 	struct kcoll_tx *tx;
-	u32 nsge = 0;
+	u32 nsge = 0, first = 0;	/* first: the first data SGE */
 	u64 pos;
 	int ret;
 
@@ -302,9 +342,19 @@ static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off,
 		return -ENOBUFS;
 
 	mr = op->mr[buf];
-	if (len && (!mr || !mr->dma)) {
+	if ((len && (!mr || !mr->dma)) || hdr_len > KC_HDR_BYTES) {
 		kcoll_tx_put(conn, tx);
 		return -EFAULT;
+	}
+	if (hdr_len) {
+		memcpy(conn->hdr, hdr, hdr_len);
+		ib_dma_sync_single_for_device(conn->kdev->ibdev, conn->hdr_dma, hdr_len,
+					      DMA_TO_DEVICE);
+		tx->sge[0].addr = conn->hdr_dma;
+		tx->sge[0].length = hdr_len;
+		tx->sge[0].lkey = conn->kdev->pd->local_dma_lkey;
+		nsge = 1;
+		first = 1;
 	}
 	pos = len ? op->mroff[buf] + off : 0;
 	while (len) {
@@ -313,7 +363,7 @@ static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off,
 		u32 n = min_t(u32, PAGE_SIZE - pgo, len);
 		u64 addr = mr->dma[idx] + pgo;
 
-		if (nsge && tx->sge[nsge - 1].addr + tx->sge[nsge - 1].length == addr) {
+		if (nsge > first && tx->sge[nsge - 1].addr + tx->sge[nsge - 1].length == addr) {
 			tx->sge[nsge - 1].length += n;
 		} else {
 			if (nsge == conn->nsge) {

@@ -83,7 +83,8 @@ const char *coll_strerror(int err)
 		return "a peer could not prove the communicator's secret: give every rank "
 		       "the same KCOLL_SECRET or KCOLL_SECRET_FILE";
 	case EPROTO:
-		return "ranks disagree on the sequence of operations";
+		return "ranks disagree on the operation (its kind, element type, reduce "
+		       "operation, count or counts, or root) or on the sequence of operations";
 	case EOPNOTSUPP:
 		return "the configured algorithm cannot run this operation";
 	case ENOMEM:

@@ -279,6 +279,31 @@ void tc_a2av_layout(u32 p, u32 me, u64 scale, u64 *scounts, u64 *sdispls, u64 *r
 	}
 }
 
+u32 tc_a2av_alter(u32 p, u32 me, s64 delta, u64 *scounts, u64 *sdispls)
+{
+	u32 k, j = U32_MAX;
+	u64 so = 0;
+
+	for (k = 1; k < p && j == U32_MAX; k++)
+		if ((s64)scounts[(me + k) % p] + delta >= 1)
+			j = (me + k) % p;
+	if (j == U32_MAX)
+		return j;
+	scounts[j] = (u64)((s64)scounts[j] + delta);
+	for (k = 0; k < p; k++) {
+		sdispls[k] = so;
+		so += scounts[k] + 1;
+	}
+	return j;
+}
+
+bool tc_uses_alt(const struct tc_case *c, u32 r)
+{
+	if (!c->alt || r < c->alt_first)
+		return false;
+	return c->alt_every ? (r - c->alt_first) % c->alt_every == 0 : r == c->alt_first;
+}
+
 struct tc_ctx {
 	const struct tc_case *c;
 	u32 p;
@@ -286,14 +311,14 @@ struct tc_ctx {
 	struct tc_rankbufs *rb;
 	struct kc_op_desc *ops;		/* per-rank op (AlltoAllv arrays differ) */
 	u64 *a2av;			/* [p][4][p] */
-	unsigned char *expect;		/* reduced results, reducing ops only */
+	unsigned char *expect;		/* reduced results of c->op, reducing ops only */
+	unsigned char *expect_alt;	/* ... of *c->alt */
 	struct tw_job *jobs;
 };
 
 static void tc_setup_a2av(struct tc_ctx *x)
 {
 	u32 p = x->p, r;
-	u64 scale = x->c->op.count ? x->c->op.count : 0;
 
 	x->a2av = calloc((size_t)p * 4 * p, sizeof(u64));
 	if (!x->a2av)
@@ -301,7 +326,10 @@ static void tc_setup_a2av(struct tc_ctx *x)
 	for (r = 0; r < p; r++) {
 		u64 *a = x->a2av + (size_t)r * 4 * p;
 
-		tc_a2av_layout(p, r, scale, a, a + p, a + 2 * p, a + 3 * p);
+		/* the count is the scale of the layout */
+		tc_a2av_layout(p, r, x->ops[r].count, a, a + p, a + 2 * p, a + 3 * p);
+		if (x->c->a2av_delta && tc_uses_alt(x->c, r))
+			tc_a2av_alter(p, r, x->c->a2av_delta, a, a + p);
 		x->ops[r].scounts = a;
 		x->ops[r].sdispls = a + p;
 		x->ops[r].rcounts = a + 2 * p;
@@ -505,15 +533,18 @@ static void tc_cmp(struct tc_outcome *o, const unsigned char *q, const unsigned 
 	}
 }
 
-/* Input element i of rank r as bytes. */
-static void tc_in(const struct tc_ctx *x, u32 r, u64 i, unsigned char *dst)
+/*
+ * Input element i of rank j as bytes, as rank r's arguments say it is
+ * (the same as j's own unless j disagrees, and then r failed).
+ */
+static void tc_in(const struct tc_ctx *x, u32 r, u32 j, u64 i, unsigned char *dst)
 {
-	tc_input(dst, &x->ops[r], r, i);
+	tc_input(dst, &x->ops[r], j, i);
 }
 
 static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 {
-	const unsigned char *ex = x->expect;
+	const unsigned char *ex = tc_uses_alt(x->c, r) ? x->expect_alt : x->expect;
 	const struct kc_op_desc *op = &x->ops[r];
 	const struct tc_rankbufs *b = &x->rb[r];
 	u32 es = kc_dtype_size(op->dtype), p = x->p, j;
@@ -539,7 +570,7 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 	case KCOLL_OP_ALLGATHER:
 		for (j = 0; j < p; j++)
 			for (i = 0; i < n; i++) {
-				tc_in(x, j, i, want);
+				tc_in(x, r, j, i, want);
 				tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i);
 			}
 		break;
@@ -548,26 +579,26 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 			break;
 		for (j = 0; j < p; j++)
 			for (i = 0; i < n; i++) {
-				tc_in(x, j, i, want);
+				tc_in(x, r, j, i, want);
 				tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i);
 			}
 		break;
 	case KCOLL_OP_BROADCAST:
 		for (i = 0; i < n; i++) {
-			tc_in(x, op->root, i, want);
+			tc_in(x, r, op->root, i, want);
 			tc_cmp(o, out + i * es, want, es, r, i);
 		}
 		break;
 	case KCOLL_OP_SCATTER:
 		for (i = 0; i < n; i++) {
-			tc_in(x, op->root, (u64)r * n + i, want);
+			tc_in(x, r, op->root, (u64)r * n + i, want);
 			tc_cmp(o, out + i * es, want, es, r, i);
 		}
 		break;
 	case KCOLL_OP_ALLTOALL:
 		for (j = 0; j < p; j++)
 			for (i = 0; i < n; i++) {
-				tc_in(x, j, (u64)r * n + i, want);
+				tc_in(x, r, j, (u64)r * n + i, want);
 				tc_cmp(o, out + ((u64)j * n + i) * es, want, es, r, j * n + i);
 			}
 		break;
@@ -576,7 +607,7 @@ static void tc_check_rank(struct tc_ctx *x, u32 r, struct tc_outcome *o)
 			const struct kc_op_desc *sop = &x->ops[j];
 
 			for (i = 0; i < op->rcounts[j]; i++) {
-				tc_in(x, j, sop->sdispls[r] + i, want);
+				tc_in(x, r, j, sop->sdispls[r] + i, want);
 				tc_cmp(o, out + (op->rdispls[j] + i) * es, want, es, r,
 					    op->rdispls[j] + i);
 			}
@@ -610,7 +641,7 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 	if (!x.plans || !x.rb || !x.ops || !x.jobs)
 		abort();
 	for (r = 0; r < p; r++)
-		x.ops[r] = c->op;
+		x.ops[r] = tc_uses_alt(c, r) ? *c->alt : c->op;
 	if (c->op.op == KCOLL_OP_ALLTOALLV)
 		tc_setup_a2av(&x);
 	for (r = 0; r < p; r++) {
@@ -640,6 +671,7 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 		tc_alloc_rank(&x, r);
 		tc_fill_rank(&x, r);
 		x.jobs[r].plan = x.plans[r];
+		x.jobs[r].desc = &x.ops[r];
 		memcpy(x.jobs[r].bufs, x.rb[r].bufs, sizeof(x.jobs[r].bufs));
 		x.jobs[r].fail_after = (c->kill_after && r == c->kill_rank) ? c->kill_after : 0;
 	}
@@ -659,19 +691,30 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 		o->usec = ((t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3) / iters;
 	}
 	for (r = 0; r < p; r++) {
-		if (x.jobs[r].status) {
-			if (o->nfailed_ranks < 4)
-				o->status[o->nfailed_ranks] = x.jobs[r].status;
-			o->nfailed_ranks++;
-			tc_fail(o, "rank %u finished with status %d (%s)", r, x.jobs[r].status,
-				strerror(-x.jobs[r].status));
-		}
+		int st = x.jobs[r].status;
+
+		if (!st)
+			continue;
+		if (o->nfailed_ranks < 4)
+			o->status[o->nfailed_ranks] = st;
+		o->nfailed_ranks++;
+		o->neproto += st == -EPROTO;
+		o->nreset += st == -ECONNRESET;
+		o->ntimedout += st == -ETIMEDOUT;
+		/* Where ranks disagree, failing is right: with these errors. */
+		if (!c->alt || (st != -EPROTO && st != -ECONNRESET && st != -ETIMEDOUT))
+			tc_fail(o, "rank %u finished with status %d (%s)", r, st, strerror(-st));
 	}
+	if (c->alt && !o->nfailed_ranks)
+		tc_fail(o, "every rank succeeded: the disagreement went unnoticed");
 	if (c->kill_after)
 		goto out;	/* fault tests judge statuses only */
 	if (kc_op_reduces(c->op.op))
 		x.expect = tc_expect_all(&c->op, p, c->op.op == KCOLL_OP_REDUCESCATTER ?
 					 c->op.count * p : c->op.count);
+	if (c->alt && kc_op_reduces(c->alt->op))
+		x.expect_alt = tc_expect_all(c->alt, p, c->alt->op == KCOLL_OP_REDUCESCATTER ?
+					     c->alt->count * p : c->alt->count);
 	for (r = 0; r < p; r++) {
 		const struct tc_rankbufs *b = &x.rb[r];
 		u64 nchanged, first = 0;
@@ -695,7 +738,8 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 					(unsigned long long)first);
 			break;
 		}
-		tc_check_rank(&x, r, o);
+		if (!x.jobs[r].status)
+			tc_check_rank(&x, r, o);
 	}
 out:
 	for (r = 0; r < p; r++) {
@@ -705,6 +749,7 @@ out:
 	}
 	free(x.a2av);
 	free(x.expect);
+	free(x.expect_alt);
 	free(x.plans);
 	free(x.rb);
 	free(x.ops);
@@ -713,11 +758,19 @@ out:
 
 void tc_describe(const struct tc_case *c, char *buf, size_t len)
 {
-	snprintf(buf, len,
-		 "%s p=%u servers=%u pods=%u algo=%s/%s/%s count=%llu %s %s root=%u%s chunk=%u",
-		 kc_op_name(c->op.op), c->topo->nranks, c->topo->nservers, c->topo->npods,
-		 kc_algo_name(c->cfg.algo[0]), kc_algo_name(c->cfg.algo[1]),
-		 kc_algo_name(c->cfg.algo[2]), (unsigned long long)c->op.count,
-		 kc_dtype_name(c->op.dtype), kc_redop_name(c->op.redop), c->op.root,
-		 (c->op.flags & KC_OP_F_INPLACE) ? " inplace" : "", c->chunk_bytes);
+	int n = snprintf(buf, len,
+			 "%s p=%u servers=%u pods=%u algo=%s/%s/%s count=%llu %s %s root=%u%s chunk=%u",
+			 kc_op_name(c->op.op), c->topo->nranks, c->topo->nservers, c->topo->npods,
+			 kc_algo_name(c->cfg.algo[0]), kc_algo_name(c->cfg.algo[1]),
+			 kc_algo_name(c->cfg.algo[2]), (unsigned long long)c->op.count,
+			 kc_dtype_name(c->op.dtype), kc_redop_name(c->op.redop), c->op.root,
+			 (c->op.flags & KC_OP_F_INPLACE) ? " inplace" : "", c->chunk_bytes);
+
+	if (!c->alt || n < 0 || (size_t)n >= len)
+		return;
+	snprintf(buf + n, len - (size_t)n,
+		 "; ranks %u+%uk run %s count=%llu %s %s root=%u a2av_delta=%lld",
+		 c->alt_first, c->alt_every, kc_op_name(c->alt->op),
+		 (unsigned long long)c->alt->count, kc_dtype_name(c->alt->dtype),
+		 kc_redop_name(c->alt->redop), c->alt->root, (long long)c->a2av_delta);
 }

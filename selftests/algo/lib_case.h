@@ -22,6 +22,20 @@ struct tc_case {
 	u32 kill_rank;		/* fault: this rank dies ... */
 	u64 kill_after;		/* ... after this many sends (0: no fault) */
 	u32 iters;		/* timed repetitions (out of place only); 0 = 1 */
+	/*
+	 * Ranks that disagree: with alt set, rank alt_first and, with
+	 * alt_every != 0, every alt_every-th rank after it run *alt instead
+	 * of op; their AlltoAllv sends to one peer (tc_a2av_alter()) change
+	 * by a2av_delta elements.  The case passes when at least one rank
+	 * fails (-EPROTO, or -ECONNRESET / -ETIMEDOUT after a peer did) and
+	 * every rank that succeeds holds what it would hold had every rank
+	 * passed its own arguments: the others' inputs made as its own
+	 * arguments say, its own counts and root.
+	 */
+	const struct kc_op_desc *alt;
+	u32 alt_first;
+	u32 alt_every;
+	s64 a2av_delta;
 };
 
 enum tc_result {
@@ -35,6 +49,7 @@ struct tc_outcome {
 	int build_err;
 	int status[4];		/* first statuses seen, for fault tests */
 	u32 nfailed_ranks;
+	u32 neproto, nreset, ntimedout;	/* failed ranks by status */
 	u64 nwrong;		/* wrong elements, summed over ranks */
 	double usec;		/* mean time of one run, microseconds */
 	char why[256];
@@ -49,5 +64,15 @@ void tc_describe(const struct tc_case *c, char *buf, size_t len);
 /* Fill per-peer AlltoAllv counts/displacements of rank me (arrays [p]). */
 void tc_a2av_layout(u32 p, u32 me, u64 scale, u64 *scounts, u64 *sdispls, u64 *rcounts,
 		    u64 *rdispls);
+
+/*
+ * Change what rank me sends to one peer by delta elements (the first
+ * peer after me with at least 1 - delta elements), keeping a one-element
+ * gap between blocks.  Returns the peer, or U32_MAX when none fits.
+ */
+u32 tc_a2av_alter(u32 p, u32 me, s64 delta, u64 *scounts, u64 *sdispls);
+
+/* Does rank r run c->alt? */
+bool tc_uses_alt(const struct tc_case *c, u32 r);
 
 #endif

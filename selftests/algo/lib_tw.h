@@ -2,7 +2,11 @@
 /*
  * The threaded transport: one thread per rank in one process, a message
  * queue (inbox) per rank, credits returned as messages.  It runs the
- * shared executor exactly as the kernel does, with real data.
+ * shared executor exactly as the kernel does, with real data.  A rank
+ * whose operation fails is gone for the others (kc_exec_peer_gone() with
+ * -ECONNRESET), as a failed communicator disconnects in the module; when
+ * every rank still running waits for a message that cannot come, they all
+ * fail with -ETIMEDOUT at once.
  */
 #ifndef KC_TEST_TW_H
 #define KC_TEST_TW_H
@@ -13,6 +17,7 @@ struct tw_world;
 
 struct tw_job {
 	const struct kc_plan *plan;
+	const struct kc_op_desc *desc;	/* what the plan was built from (kc_exec_cfg.desc) */
 	void *bufs[KC_BUF_COUNT];
 	int status;		/* result of the rank's executor */
 	u64 fail_after;		/* fault: die after this many sends (0: never) */

@@ -2,11 +2,13 @@
 /*
  * The algorithm suite: every operation with every algorithm on the
  * threaded transport, checked bit for bit against the reference, plus
- * dtype/redop coverage, asymmetric topologies, faults and bad input.
+ * dtype/redop coverage, asymmetric topologies, faults, ranks that
+ * disagree about the operation (mismatch_*) and bad input.
  *
  * Environment: KC_TEST_QUICK=1 runs a reduced sweep (rank counts
  * 1..9, 16, 33) and KC_TEST_ALGO=<name> one algorithm, for a fast
- * edit-compile-test loop.
+ * edit-compile-test loop; KC_TEST_ONLY=<text> runs only the tests whose
+ * name contains text (this harness takes no -t / -r).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -552,6 +554,7 @@ TEST(mismatched_plans_fail_with_eproto)
 	struct kc_algo_cfg cfg = { .algo = { KCOLL_ALGO_RING, KCOLL_ALGO_RING, KCOLL_ALGO_RING } };
 	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT32,
 				 .redop = KCOLL_SUM, .count = 100 };
+	struct kc_op_desc op1 = op;
 	struct kc_exec_cfg ec = { .chunk_bytes = 64, .window = 2, .op_seq = 1 };
 	struct tw_job jobs[2] = { 0 };
 	struct kc_plan *pl[2];
@@ -562,11 +565,13 @@ TEST(mismatched_plans_fail_with_eproto)
 
 	ASSERT_EQ(0, kc_topo_init(&topo, 2, NULL, NULL, NULL, 0));
 	ASSERT_EQ(0, kc_plan_build(&topo, 0, &op, &cfg, &pl[0], NULL, 0));
-	op.count = 101;
-	ASSERT_EQ(0, kc_plan_build(&topo, 1, &op, &cfg, &pl[1], NULL, 0));
+	op1.count = 101;
+	ASSERT_EQ(0, kc_plan_build(&topo, 1, &op1, &cfg, &pl[1], NULL, 0));
 	memset(a, 0, sizeof(a));
 	memset(b, 0, sizeof(b));
 	jobs[0].plan = pl[0];
+	jobs[0].desc = &op;
+	jobs[1].desc = &op1;
 	jobs[0].bufs[KC_BUF_SEND] = a;
 	jobs[0].bufs[KC_BUF_RECV] = a;
 	jobs[1].plan = pl[1];
@@ -582,6 +587,191 @@ TEST(mismatched_plans_fail_with_eproto)
 	tw_destroy(w);
 	__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
 }
+
+/* ------------------------------------------------ ranks that disagree */
+
+/*
+ * Ways ranks can disagree about one operation, each applied to one rank
+ * (the last) and, separately, to half of them (the even ranks, the root
+ * 0 among them).  Every case must end with at least one rank failing and
+ * every rank that succeeds holding exactly what its own arguments ask for.
+ */
+enum mis_kind {
+	MIS_REDOP,	/* SUM against MAX */
+	MIS_DTYPE,	/* fp32 against int32: same size, other bits */
+	MIS_COUNT_LESS,	/* count - 1 (AlltoAllv: half the scale) */
+	MIS_COUNT_MORE,	/* count + 1 (AlltoAllv: scale + 1) */
+	MIS_ROOT,	/* root 1 against 0 */
+	MIS_A2AV_PAIR,	/* one pair's AlltoAllv count, +1 (one) or -1 (half) */
+	MIS_OP,		/* another operation: Barrier (AllReduce for Barrier) */
+	MIS_KINDS
+};
+
+static const char *const mis_names[MIS_KINDS] = {
+	"redop", "dtype", "count-1", "count+1", "root", "a2av-pair", "op",
+};
+
+static bool mis_applies(u32 op, enum mis_kind k)
+{
+	switch (k) {
+	case MIS_REDOP:
+		return kc_op_reduces(op);
+	case MIS_DTYPE:
+	case MIS_COUNT_LESS:
+	case MIS_COUNT_MORE:
+		return op != KCOLL_OP_BARRIER;
+	case MIS_ROOT:
+		return kc_op_rooted(op);
+	case MIS_A2AV_PAIR:
+		return op == KCOLL_OP_ALLTOALLV;
+	default:
+		return true;
+	}
+}
+
+/* Statuses of the failed ranks over every mismatch case, for the log. */
+struct mis_tally {
+	unsigned long long cases, skipped, ranks_ok, eproto, reset, timedout;
+};
+
+/*
+ * Sizes: a count that leaves uneven blocks and part-filled messages, and
+ * one whose blocks are whole messages (64-byte chunks of 16 elements),
+ * where a count that differs by one used to go unnoticed.
+ */
+static u64 mis_count(u32 op, u32 p, bool aligned)
+{
+	if (op == KCOLL_OP_ALLTOALLV)
+		return aligned ? 16 : 2;	/* the scale of tc_a2av_layout() */
+	return aligned ? 16 * (u64)p : 3 * (u64)p + 1;
+}
+
+static void mis_case(struct __test_metadata *_metadata, struct tw_world *w,
+		     const struct kc_topo *topo, u32 op, u32 algo, enum mis_kind k, bool half,
+		     bool aligned, struct mis_tally *t, int *fails)
+{
+	u32 p = topo->nranks;
+	u64 count = mis_count(op, p, aligned);
+	struct kc_op_desc alt;
+	struct tc_case c = {
+		.topo = topo,
+		.op = { .op = op, .dtype = KCOLL_FP32, .redop = KCOLL_SUM, .root = 0,
+			.count = op == KCOLL_OP_BARRIER ? 0 : count },
+		.chunk_bytes = 64,
+		.window = 3,
+		.alt = &alt,
+		.alt_first = half ? 0 : p - 1,
+		.alt_every = half ? 2 : 0,
+	};
+	struct tc_outcome o;
+	char d[512];
+
+	alt = c.op;
+	switch (k) {
+	case MIS_REDOP:
+		alt.redop = KCOLL_MAX;
+		break;
+	case MIS_DTYPE:
+		alt.dtype = KCOLL_INT32;
+		break;
+	case MIS_COUNT_LESS:
+		alt.count = op == KCOLL_OP_ALLTOALLV ? count / 2 : count - 1;
+		break;
+	case MIS_COUNT_MORE:
+		alt.count = count + 1;
+		break;
+	case MIS_ROOT:
+		alt.root = 1;
+		break;
+	case MIS_A2AV_PAIR:
+		c.a2av_delta = half ? -1 : 1;
+		break;
+	default:
+		alt.op = op == KCOLL_OP_BARRIER ? KCOLL_OP_ALLREDUCE : KCOLL_OP_BARRIER;
+		alt.count = op == KCOLL_OP_BARRIER ? count : 0;
+		break;
+	}
+	set_all_levels(&c.cfg, algo);
+	c.cfg.pipe_bytes = 128;
+	tc_run(w, &c, &o);
+	if (o.result == TC_BUILD_ERROR && o.build_err == -EOPNOTSUPP) {
+		t->skipped++;	/* the other operation is not this algorithm's */
+		return;
+	}
+	t->cases++;
+	t->ranks_ok += p - o.nfailed_ranks;
+	t->eproto += o.neproto;
+	t->reset += o.nreset;
+	t->timedout += o.ntimedout;
+	if (o.result == TC_PASS) {
+		__atomic_add_fetch(&tally->passed, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__atomic_add_fetch(&tally->failed, 1, __ATOMIC_RELAXED);
+	(*fails)++;
+	tc_describe(&c, d, sizeof(d));
+	TH_LOG("FAIL %s (%s%s, %s): %s", mis_names[k], half ? "half" : "one",
+	       aligned ? ", whole messages" : "", d, o.why);
+}
+
+static int run_mismatch(struct __test_metadata *_metadata, u32 op)
+{
+	static const u32 quick_ps[] = { 2, 3, 4, 5, 6, 7, 8, 9, 16, 33 };
+	static const u32 extra[] = { 48, 64 };
+	u32 ps[64], np = 0, pi, ai, k, h;
+	struct mis_tally t = { 0 };
+	int fails = 0;
+
+	if (quick()) {
+		for (pi = 0; pi < ARRAY_SIZE(quick_ps); pi++)
+			ps[np++] = quick_ps[pi];
+	} else {
+		for (pi = 2; pi <= 33; pi++)
+			ps[np++] = pi;
+		for (pi = 0; pi < ARRAY_SIZE(extra); pi++)
+			ps[np++] = extra[pi];
+	}
+	for (pi = 0; pi < np && fails <= 20; pi++) {
+		u32 p = ps[pi];
+		struct tw_world *w = tw_create(p);
+		struct kc_topo topo;
+
+		ASSERT_NE(NULL, w);
+		ASSERT_EQ(0, kc_topo_init(&topo, p, NULL, NULL, NULL, 0));
+		for (ai = 0; ai < NALGOS && fails <= 20; ai++) {
+			if (!algo_selected(all_algos[ai]) ||
+			    !kc_algo_supports(kc_algo_get(all_algos[ai]), op))
+				continue;
+			for (k = 0; k < MIS_KINDS; k++)
+				for (h = 0; h < 4 && mis_applies(op, k); h++)
+					mis_case(_metadata, w, &topo, op, all_algos[ai], k, h & 1,
+						 h & 2, &t, &fails);
+		}
+		kc_topo_free(&topo);
+		tw_destroy(w);
+	}
+	printf("# %s: %llu cases (%llu skipped: the other op is not the algorithm's), %llu ranks succeeded, failed ranks: %llu EPROTO, %llu ECONNRESET, %llu ETIMEDOUT\n",
+	       kc_op_name(op), t.cases, t.skipped, t.ranks_ok, t.eproto, t.reset, t.timedout);
+	fflush(stdout);
+	return fails;
+}
+
+#define MISMATCH_TEST(name, op) \
+	TEST_F_TIMEOUT(algo, name, 3600) \
+	{ \
+		ASSERT_EQ(0, run_mismatch(_metadata, op)); \
+	}
+
+MISMATCH_TEST(mismatch_allreduce, KCOLL_OP_ALLREDUCE)
+MISMATCH_TEST(mismatch_reducescatter, KCOLL_OP_REDUCESCATTER)
+MISMATCH_TEST(mismatch_allgather, KCOLL_OP_ALLGATHER)
+MISMATCH_TEST(mismatch_broadcast, KCOLL_OP_BROADCAST)
+MISMATCH_TEST(mismatch_reduce, KCOLL_OP_REDUCE)
+MISMATCH_TEST(mismatch_scatter, KCOLL_OP_SCATTER)
+MISMATCH_TEST(mismatch_gather, KCOLL_OP_GATHER)
+MISMATCH_TEST(mismatch_alltoall, KCOLL_OP_ALLTOALL)
+MISMATCH_TEST(mismatch_alltoallv, KCOLL_OP_ALLTOALLV)
+MISMATCH_TEST(mismatch_barrier, KCOLL_OP_BARRIER)
 
 /* ----------------------------------------------------------- bad input */
 
@@ -749,8 +939,29 @@ static void __attribute__((constructor)) constructor_order_last(void)
 		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
 }
 
+/* KC_TEST_ONLY=text: drop the tests whose name does not contain text. */
+static void only_tests(void)
+{
+	const char *only = getenv("KC_TEST_ONLY");
+	struct __fixture_metadata *f;
+
+	if (!only || !*only)
+		return;
+	for (f = __fixture_list; f; f = f->next) {
+		struct __test_metadata **t = &f->tests;
+
+		while (*t) {
+			if (strstr((*t)->name, only))
+				t = &(*t)->next;
+			else
+				*t = (*t)->next;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
+	only_tests();
 	tally = mmap(NULL, sizeof(*tally), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (tally == MAP_FAILED)

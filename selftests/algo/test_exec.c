@@ -4,7 +4,10 @@
  * by a loopback the test pumps itself, so every interleaving is chosen,
  * not left to threads.  What matters here is a peer that leaves: a rank
  * that finished first and closed must not fail the one still collecting
- * its last credits, and a rank that still needs the peer must fail.
+ * its last credits, and a rank that still needs the peer must fail.  And
+ * the header of the first message to each peer: its layout on the wire
+ * (kc_exec.h), and that a difference ends the operation before the
+ * receiver consumes anything.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 
 #define LB_COUNT	100
 #define LB_QMAX		256
+#define LB_LOG		64
 
 struct lb_msg {
 	u32 tag;
@@ -29,35 +33,65 @@ struct lb_world;
 struct lb_rank {
 	struct lb_world *w;
 	u32 me;
+	struct kc_op_desc op;		/* this rank's arguments (lb_init: the default) */
+	u64 a2av[4][2];			/* AlltoAllv counts and displacements */
 	struct kc_plan *plan;
 	struct kc_exec ex;
 	s32 buf[LB_COUNT];
+	s32 rbuf[LB_COUNT];		/* receive buffer of AlltoAllv */
 	struct lb_msg *q[LB_QMAX];	/* data in flight to this rank, FIFO */
 	u32 qhead, qn;
 	u32 credits;			/* credits in flight to this rank */
+};
+
+/* One message as it went out: who sent it, its sizes, its first bytes. */
+struct lb_sent {
+	u32 from;
+	u32 hdr_len;
+	u32 len;			/* data bytes */
+	unsigned char head[KC_HDR_BYTES];
 };
 
 struct lb_world {
 	struct lb_rank rk[2];
 	/* once rank 1 has finished, credits on their way to rank 0 are lost */
 	bool lose_late_credits;
+	/* rank 0's first message arrives with this byte flipped (0: none) */
+	u32 corrupt_at;
+	u32 algo;			/* every level's (lb_init: Ring) */
+	struct lb_sent log[LB_LOG];	/* the first messages sent */
+	u32 nlog;
 };
 
-static int lb_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off, const void *data, u32 len)
+static int lb_send(void *ctx, u32 peer, u32 tag, const void *hdr, u32 hdr_len, u8 buf, u64 off,
+		   const void *data, u32 len)
 {
 	struct lb_rank *me = ctx;
-	struct lb_rank *to = &me->w->rk[peer];
+	struct lb_world *w = me->w;
+	struct lb_rank *to = &w->rk[peer];
 	struct lb_msg *m;
 
 	if (to->qn == LB_QMAX)
 		return -ENOBUFS;
-	m = malloc(sizeof(*m) + len);
+	m = malloc(sizeof(*m) + hdr_len + len);
 	if (!m)
 		return -ENOMEM;
 	m->tag = tag;
-	m->len = len;
+	m->len = hdr_len + len;
+	if (hdr_len)
+		memcpy(m->data, hdr, hdr_len);
 	if (len)
-		memcpy(m->data, data, len);
+		memcpy(m->data + hdr_len, data, len);
+	if (w->nlog < LB_LOG) {
+		struct lb_sent *l = &w->log[w->nlog++];
+
+		l->from = me->me;
+		l->hdr_len = hdr_len;
+		l->len = len;
+		memcpy(l->head, m->data, m->len < KC_HDR_BYTES ? m->len : KC_HDR_BYTES);
+	}
+	if (w->corrupt_at && me->me == 0 && !(tag & 0xffffffu))
+		m->data[w->corrupt_at - 1] ^= 0x01;
 	to->q[(to->qhead + to->qn++) % LB_QMAX] = m;
 	return 0;
 }
@@ -103,31 +137,43 @@ static void lb_pump(struct lb_world *w)
 	}
 }
 
-/* Build and start a two-rank Ring AllReduce (int32 sum) on fresh buffers. */
-static int lb_start(struct lb_world *w, struct kc_topo *topo)
+/* Both ranks: an int32 sum AllReduce of LB_COUNT elements, in place. */
+static void lb_init(struct lb_world *w)
 {
-	struct kc_algo_cfg cfg = { .algo = { KCOLL_ALGO_RING, KCOLL_ALGO_RING,
-					     KCOLL_ALGO_RING } };
-	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT32,
-				 .redop = KCOLL_SUM, .count = LB_COUNT };
-	struct kc_exec_cfg ec = { .chunk_bytes = 64, .window = 2, .op_seq = 7 };
 	u32 r, i;
-	int ret;
 
 	memset(w, 0, sizeof(*w));
+	w->algo = KCOLL_ALGO_RING;
+	for (r = 0; r < 2; r++) {
+		struct lb_rank *rk = &w->rk[r];
+
+		rk->w = w;
+		rk->me = r;
+		rk->op = (struct kc_op_desc){ .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT32,
+					      .redop = KCOLL_SUM, .count = LB_COUNT };
+		for (i = 0; i < LB_COUNT; i++)
+			rk->buf[i] = (s32)(r * 1000 + i);
+	}
+}
+
+/* Build both ranks' Ring plans from their arguments and start them. */
+static int lb_go(struct lb_world *w, struct kc_topo *topo)
+{
+	struct kc_algo_cfg cfg = { .algo = { w->algo, w->algo, w->algo } };
+	struct kc_exec_cfg ec = { .chunk_bytes = 64, .window = 2, .op_seq = 7 };
+	u32 r;
+	int ret;
+
 	for (r = 0; r < 2; r++) {
 		struct lb_rank *rk = &w->rk[r];
 		void *bufs[KC_BUF_COUNT] = { 0 };
 
-		rk->w = w;
-		rk->me = r;
-		for (i = 0; i < LB_COUNT; i++)
-			rk->buf[i] = (s32)(r * 1000 + i);
-		ret = kc_plan_build(topo, r, &op, &cfg, &rk->plan, NULL, 0);
+		ret = kc_plan_build(topo, r, &rk->op, &cfg, &rk->plan, NULL, 0);
 		if (ret)
 			return ret;
 		bufs[KC_BUF_SEND] = rk->buf;
-		bufs[KC_BUF_RECV] = rk->buf;
+		bufs[KC_BUF_RECV] = rk->op.op == KCOLL_OP_ALLTOALLV ? rk->rbuf : rk->buf;
+		ec.desc = &rk->op;
 		ret = kc_exec_init(&rk->ex, rk->plan, bufs, &ec, &lb_ops, rk);
 		if (ret)
 			return ret;
@@ -137,6 +183,12 @@ static int lb_start(struct lb_world *w, struct kc_topo *topo)
 	return 0;
 }
 
+static int lb_start(struct lb_world *w, struct kc_topo *topo)
+{
+	lb_init(w);
+	return lb_go(w, topo);
+}
+
 static void lb_end(struct lb_world *w)
 {
 	u32 r;
@@ -144,14 +196,26 @@ static void lb_end(struct lb_world *w)
 	for (r = 0; r < 2; r++) {
 		struct lb_rank *rk = &w->rk[r];
 
-		kc_exec_destroy(&rk->ex);
+		if (rk->plan)
+			kc_exec_destroy(&rk->ex);
 		kc_plan_free(rk->plan);
+		rk->plan = NULL;
 		while (rk->qn) {
 			free(rk->q[rk->qhead]);
 			rk->qhead = (rk->qhead + 1) % LB_QMAX;
 			rk->qn--;
 		}
 	}
+}
+
+/* Little-endian fields of a logged header. */
+static u64 lb_le(const unsigned char *p, u32 n)
+{
+	u64 v = 0;
+
+	while (n--)
+		v = v << 8 | p[n];
+	return v;
 }
 
 FIXTURE(departure) {
@@ -206,7 +270,7 @@ TEST(peer_outside_the_plan_does_not_matter)
 					     KCOLL_ALGO_RING } };
 	struct kc_op_desc op = { .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT32,
 				 .redop = KCOLL_SUM, .count = LB_COUNT };
-	struct kc_exec_cfg ec = { .chunk_bytes = 64, .window = 2, .op_seq = 1 };
+	struct kc_exec_cfg ec = { .chunk_bytes = 64, .window = 2, .op_seq = 1, .desc = &op };
 	void *bufs[KC_BUF_COUNT] = { 0 };
 	struct kc_plan *plan;
 	struct kc_topo topo;
@@ -227,6 +291,218 @@ TEST(peer_outside_the_plan_does_not_matter)
 	kc_exec_destroy(&ex);
 	kc_plan_free(plan);
 	kc_topo_free(&topo);
+}
+
+FIXTURE(hdr) {
+	struct kc_topo topo;
+	struct lb_world w;
+};
+
+FIXTURE_SETUP(hdr)
+{
+	ASSERT_EQ(0, kc_topo_init(&self->topo, 2, NULL, NULL, NULL, 0));
+	lb_init(&self->w);
+}
+
+FIXTURE_TEARDOWN(hdr)
+{
+	lb_end(&self->w);
+	kc_topo_free(&self->topo);
+}
+
+/* The first message to each peer, and only it, starts with the documented header. */
+TEST_F(hdr, first_message_to_each_peer_carries_the_header)
+{
+	struct lb_world *w = &self->w;
+	u32 i, firsts[2] = { 0, 0 };
+
+	w->rk[0].op.root = 1;		/* not rooted: travels as 0 */
+	w->rk[1].op.root = 0;
+	ASSERT_EQ(0, lb_go(w, &self->topo));
+	lb_pump(w);
+	ASSERT_EQ(0, kc_exec_status(&w->rk[0].ex));
+	ASSERT_EQ(0, kc_exec_status(&w->rk[1].ex));
+	ASSERT_LT(2, w->nlog);
+	for (i = 0; i < w->nlog; i++) {
+		const struct lb_sent *l = &w->log[i];
+		const unsigned char *h = l->head;
+		u32 b;
+
+		if (firsts[l->from]++) {
+			EXPECT_EQ(0, l->hdr_len) TH_LOG("message %u of rank %u", i, l->from);
+			continue;
+		}
+		ASSERT_EQ(KC_HDR_BYTES, l->hdr_len);
+		ASSERT_EQ(32, KC_HDR_BYTES);
+		EXPECT_EQ(1, h[0]);			/* version */
+		EXPECT_EQ(32, h[1]);			/* size */
+		EXPECT_EQ(KCOLL_OP_ALLREDUCE, h[2]);
+		EXPECT_EQ(KCOLL_INT32, h[3]);
+		EXPECT_EQ(KCOLL_SUM, h[4]);
+		EXPECT_EQ(0, lb_le(h + 8, 4));		/* root */
+		EXPECT_EQ(LB_COUNT, lb_le(h + 16, 8));	/* count */
+		for (b = 5; b < 8; b++)
+			EXPECT_EQ(0, h[b]);
+		EXPECT_EQ(0, lb_le(h + 12, 4));
+		EXPECT_EQ(0, lb_le(h + 24, 8));
+	}
+	EXPECT_EQ(1, firsts[0] && firsts[1]);
+	/* data as without a header: bytes_sent counts data only */
+	for (i = 0; i < LB_COUNT; i++)
+		ASSERT_EQ((s32)(1000 + 2 * i), w->rk[0].buf[i]) TH_LOG("element %u", i);
+	EXPECT_EQ(kc_plan_bytes_sent(w->rk[0].plan), w->rk[0].ex.bytes_sent);
+	EXPECT_EQ(kc_plan_bytes_received(w->rk[1].plan), w->rk[1].ex.bytes_received);
+}
+
+/* A byte changed anywhere in the header: -EPROTO before any data is used. */
+TEST_F(hdr, any_header_difference_fails_before_consuming)
+{
+	struct lb_world *w = &self->w;
+	u32 at, i;
+
+	for (at = 1; at <= KC_HDR_BYTES; at++) {
+		lb_end(w);
+		lb_init(w);
+		w->corrupt_at = at;
+		ASSERT_EQ(0, lb_go(w, &self->topo));
+		lb_pump(w);
+		ASSERT_EQ(-EPROTO, kc_exec_status(&w->rk[1].ex)) TH_LOG("byte %u", at - 1);
+		EXPECT_EQ(0, w->rk[1].ex.bytes_received) TH_LOG("byte %u", at - 1);
+		/* rank 1 reduced nothing into its buffer */
+		for (i = 0; i < LB_COUNT; i++)
+			ASSERT_EQ((s32)(1000 + i), w->rk[1].buf[i]) TH_LOG("byte %u elem %u",
+									 at - 1, i);
+	}
+}
+
+/* Ranks that differ in any argument fail; SUM against MAX is no exception. */
+TEST_F(hdr, disagreeing_arguments_fail_with_eproto)
+{
+	static const struct { const char *what; u32 dtype, redop; u64 count; } d[] = {
+		{ "redop", KCOLL_INT32, KCOLL_MAX, LB_COUNT },
+		{ "avg", KCOLL_INT32, KCOLL_AVG, LB_COUNT },
+		{ "dtype", KCOLL_UINT32, KCOLL_SUM, LB_COUNT },
+		{ "dtype", KCOLL_FP32, KCOLL_SUM, LB_COUNT },
+		{ "count", KCOLL_INT32, KCOLL_SUM, LB_COUNT - 1 },
+	};
+	struct lb_world *w = &self->w;
+	u32 k;
+
+	for (k = 0; k < ARRAY_SIZE(d); k++) {
+		lb_end(w);
+		lb_init(w);
+		w->rk[1].op.dtype = d[k].dtype;
+		w->rk[1].op.redop = d[k].redop;
+		w->rk[1].op.count = d[k].count;
+		ASSERT_EQ(0, lb_go(w, &self->topo));
+		lb_pump(w);
+		EXPECT_EQ(-EPROTO, kc_exec_status(&w->rk[0].ex)) TH_LOG("%s", d[k].what);
+		EXPECT_EQ(-EPROTO, kc_exec_status(&w->rk[1].ex)) TH_LOG("%s", d[k].what);
+	}
+}
+
+/* AlltoAllv: the sender writes scounts[peer], the receiver expects rcounts[from]. */
+TEST_F(hdr, alltoallv_header_carries_the_pair_count)
+{
+	struct lb_world *w = &self->w;
+	u32 r, i;
+
+	for (r = 0; r < 2; r++) {
+		struct lb_rank *rk = &w->rk[r];
+
+		/* rank 0 sends 3 elements to rank 1, rank 1 sends 5 to rank 0 */
+		rk->a2av[0][0] = r ? 5 : 2;	/* scounts */
+		rk->a2av[0][1] = r ? 1 : 3;
+		rk->a2av[1][0] = 0;		/* sdispls */
+		rk->a2av[1][1] = 10;
+		rk->a2av[2][0] = r ? 3 : 2;	/* rcounts */
+		rk->a2av[2][1] = r ? 1 : 5;
+		rk->a2av[3][0] = 0;		/* rdispls */
+		rk->a2av[3][1] = 10;
+		rk->op = (struct kc_op_desc){ .op = KCOLL_OP_ALLTOALLV, .dtype = KCOLL_INT32,
+					      .scounts = rk->a2av[0], .sdispls = rk->a2av[1],
+					      .rcounts = rk->a2av[2], .rdispls = rk->a2av[3] };
+	}
+	w->algo = KCOLL_ALGO_MESH;
+	ASSERT_EQ(0, lb_go(w, &self->topo));
+	lb_pump(w);
+	ASSERT_EQ(0, kc_exec_status(&w->rk[0].ex));
+	ASSERT_EQ(0, kc_exec_status(&w->rk[1].ex));
+	for (i = 0; i < w->nlog; i++) {
+		if (!w->log[i].hdr_len)
+			continue;
+		EXPECT_EQ(KCOLL_OP_ALLTOALLV, w->log[i].head[2]);
+		EXPECT_EQ(w->log[i].from ? 5 : 3, lb_le(w->log[i].head + 16, 8));
+	}
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(w->rk[1].buf[i], w->rk[0].rbuf[10 + i]);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(w->rk[0].buf[10 + i], w->rk[1].rbuf[i]);
+
+	/* rank 1 expects 4 from rank 0, which sends 3: only rank 1 sees it */
+	lb_end(w);
+	for (r = 0; r < 2; r++)
+		memset(w->rk[r].rbuf, 0, sizeof(w->rk[r].rbuf));
+	w->nlog = 0;
+	w->rk[1].a2av[2][0] = 4;
+	ASSERT_EQ(0, lb_go(w, &self->topo));
+	lb_pump(w);
+	EXPECT_EQ(-EPROTO, kc_exec_status(&w->rk[1].ex));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, w->rk[1].rbuf[i]) TH_LOG("element %u", i);
+	/* rank 0 got all it expected; its credits wait for the peer to go */
+	EXPECT_EQ(0, kc_exec_peer_gone(&w->rk[0].ex, 1, -ECONNRESET));
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(w->rk[1].buf[i], w->rk[0].rbuf[10 + i]);
+}
+
+/* A Barrier's empty SYNC messages carry the header too. */
+TEST_F(hdr, barrier_sync_message_carries_the_header)
+{
+	struct lb_world *w = &self->w;
+	u32 i, n = 0;
+
+	w->rk[0].op = (struct kc_op_desc){ .op = KCOLL_OP_BARRIER };
+	w->rk[1].op = w->rk[0].op;
+	ASSERT_EQ(0, lb_go(w, &self->topo));
+	lb_pump(w);
+	ASSERT_EQ(0, kc_exec_status(&w->rk[0].ex));
+	ASSERT_EQ(0, kc_exec_status(&w->rk[1].ex));
+	for (i = 0; i < w->nlog; i++) {
+		if (!w->log[i].hdr_len)
+			continue;
+		n++;
+		EXPECT_EQ(0, w->log[i].len);
+		EXPECT_EQ(KCOLL_OP_BARRIER, w->log[i].head[2]);
+		EXPECT_EQ(0, lb_le(w->log[i].head + 16, 8));
+	}
+	EXPECT_EQ(2, n);
+	/* and a Barrier against an AllReduce of one element fails on both */
+	lb_end(w);
+	w->nlog = 0;
+	w->rk[1].op = (struct kc_op_desc){ .op = KCOLL_OP_ALLREDUCE, .dtype = KCOLL_INT32,
+					   .count = 1 };
+	ASSERT_EQ(0, lb_go(w, &self->topo));
+	lb_pump(w);
+	EXPECT_EQ(-EPROTO, kc_exec_status(&w->rk[0].ex));
+	EXPECT_EQ(-EPROTO, kc_exec_status(&w->rk[1].ex));
+}
+
+/* A data-moving executor needs the operation's description for the header. */
+TEST_F(hdr, executor_without_description_is_einval)
+{
+	struct kc_algo_cfg cfg = { .algo = { KCOLL_ALGO_RING, KCOLL_ALGO_RING,
+					     KCOLL_ALGO_RING } };
+	struct kc_exec_cfg ec = { .chunk_bytes = 64, .window = 2, .op_seq = 1 };
+	struct lb_rank *rk = &self->w.rk[0];
+	void *bufs[KC_BUF_COUNT] = { rk->buf, rk->buf };
+	struct kc_exec ex;
+
+	ASSERT_EQ(0, kc_plan_build(&self->topo, 0, &rk->op, &cfg, &rk->plan, NULL, 0));
+	EXPECT_EQ(-EINVAL, kc_exec_init(&ex, rk->plan, bufs, &ec, &lb_ops, rk));
+	ec.flags = KC_EXEC_F_NODATA;
+	ASSERT_EQ(0, kc_exec_init(&ex, rk->plan, bufs, &ec, &lb_ops, rk));
+	kc_exec_destroy(&ex);
 }
 
 TEST_HARNESS_MAIN

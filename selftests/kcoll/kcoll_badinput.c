@@ -446,8 +446,13 @@ TEST(create_absurd_tunables_are_einval)
 	CREATE_FAILS(fd, &cc, EINVAL);
 	cc.chunk_bytes = 1u << 30;
 	CREATE_FAILS(fd, &cc, EINVAL);
-	/* More pages than one send's SGEs can carry (31 pages is the most). */
-	cc.chunk_bytes = 31 * getpagesize() + 8;
+	/*
+	 * More pages than one send's SGEs can carry with the header's (30
+	 * pages is the most; 31, the most before the header, is refused).
+	 */
+	cc.chunk_bytes = 30 * getpagesize() + 8;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.chunk_bytes = 31 * getpagesize();
 	CREATE_FAILS(fd, &cc, EINVAL);
 	cc.chunk_bytes = 1u << 20;
 	CREATE_FAILS(fd, &cc, EINVAL);
@@ -1308,7 +1313,8 @@ TEST(sysfs_malformed_algo_is_einval_old_value_kept)
 TEST(sysfs_absurd_chunk_bytes_is_einval)
 {
 	static const char *const bad[] = {
-		"0", "3", "4097", "4095", "126984", "262144", "1048576", "1048584",
+		"0", "3", "4097", "4095", "122888", "126976", "126984", "262144", "1048576",
+		"1048584",
 		"4294967295", "4294967296",
 		"99999999999999999999", "-1", "abc", "0x", "65536 junk",
 	};

@@ -165,7 +165,7 @@ static void fz_build_create(struct fz_thread *t, struct fz_call *c)
 	if (fz_permille(r, 500))
 		v.timeout_ms = (uint32_t)FZ_PICK(r, 10, 100, 1000, 60000);
 	if (fz_permille(r, 300))
-		v.chunk_bytes = (uint32_t)FZ_PICK(r, 4096, 8192, 65536, 31 * 4096);
+		v.chunk_bytes = (uint32_t)FZ_PICK(r, 4096, 8192, 65536, 30 * 4096);	/* the largest */
 	if (fz_permille(r, 300))
 		v.slots = (uint32_t)fz_range(r, 1, 64);
 	fz_emit(t, c, &fz_cmds[FZ_CREATE], &v, FZ_MUTATE_PM);

@@ -3,10 +3,12 @@
  * kcoll.ko selftest: the ioctl ABI and collectives across the ranks of
  * the virtual cluster: AllReduce sizes and registration, every element type
  * and reduction, 64 MiB, 64 operations in flight, two communicators of
- * two processes at once.  Every operation x every algorithm is in
- * kcoll_matrix.c, bad input in kcoll_badinput.c, limits and ownership in
- * kcoll_limits.c, process death and unloading in kcoll_lifetime.c, random
- * operations in kcoll_soak.c, injected faults in kcoll_fault.c.
+ * two processes at once, the largest chunk from a buffer that starts
+ * mid-page.  Every operation x every algorithm is in kcoll_matrix.c, bad
+ * input in kcoll_badinput.c, ranks that disagree about an operation in
+ * kcoll_mismatch.c, limits and ownership in kcoll_limits.c, process death
+ * and unloading in kcoll_lifetime.c, random operations in kcoll_soak.c,
+ * injected faults in kcoll_fault.c.
  *
  * Run one copy per rank (tools/kcoll-vm sets KCOLL_RANK, KCOLL_NRANKS,
  * KCOLL_NODE_IPS, KCOLL_PORT, KCOLL_LOCAL_RANK, KCOLL_RANKS_PER_NODE).
@@ -552,6 +554,63 @@ TEST(two_communicators_from_two_processes_at_once)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("second process: %d", WEXITSTATUS(status));
 	close(fd);
+}
+
+/*
+ * The largest chunk, 30 pages, sent from a buffer that starts mid-page:
+ * the first message of the operation to each peer takes one SGE for the
+ * executor's header and 31 for the pages of its data, the 32 rxe has.
+ * The even pages are faulted in before the odd ones, so that no two
+ * neighbours are physically adjacent (adjacent pages share an SGE).
+ */
+TEST(largest_chunk_from_mid_page_exact)
+{
+	unsigned int pg = getpagesize(), r;
+	size_t count = (30 * (size_t)pg * 5 + 100) / 4, i, bytes = count * 4;
+	struct kcoll_comm_create cc = { .size = sizeof(cc) };
+	char *mem = map_buf(bytes + 2 * pg);
+	float *b = (float *)(mem + 100);
+	struct kcoll_completion cpl;
+	struct kcoll_submit s = { 0 };
+	struct cluster c;
+	__u64 bad = 0;
+	int fd = kc_open(_metadata);
+
+	ASSERT_NE(NULL, mem);
+	for (r = 0; r < 2; r++)
+		for (i = r * pg; i < bytes + 2 * pg; i += 2 * pg)
+			mem[i] = 1;
+	ASSERT_EQ(0, cluster_get_port(&c, 230));
+	cc.rank = c.rank;
+	cc.nranks = c.nranks;
+	cc.ranks = (uintptr_t)c.ranks;
+	cc.rank_size = sizeof(struct kcoll_rank);
+	cc.eventfd = -1;
+	cc.algo = (uintptr_t)"level0:ring;level1:ring;level2:ring";
+	cc.timeout_ms = kc_op_timeout_ms();
+	cc.connect_timeout_ms = 60000;
+	cc.chunk_bytes = 30 * pg;
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < count; i++)
+		b[i] = (float)((i % 13) + c.rank);
+	s.op = KCOLL_OP_ALLREDUCE;
+	s.dtype = KCOLL_FP32;
+	s.redop = KCOLL_SUM;
+	s.count = count;
+	s.send.addr = (uintptr_t)b;
+	s.recv.addr = (uintptr_t)b;
+	ASSERT_EQ(0, submit(fd, &s)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, wait_one(fd, &cpl));
+	for (i = 0; i < count; i++) {
+		float want = 0;
+
+		for (r = 0; r < c.nranks; r++)
+			want += (float)((i % 13) + r);
+		bad += b[i] != want;
+	}
+	EXPECT_EQ(0, bad);
+	close(fd);
+	munmap(mem, bytes + 2 * pg);
 }
 
 KC_HARNESS_MAIN

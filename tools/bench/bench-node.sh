@@ -37,9 +37,10 @@ ALGOS=${BENCH_ALGOS:-ring H-D_R NHR fullmesh tree}
 # BUDGET/size on; coll-perf: this many up to 128 KiB, 1 from 512 KiB).
 ITERS=${BENCH_ITERS:-10}
 # Module defaults tried as one more AllReduce contender ("" to skip).
-# 126976 B (31 pages) is the largest chunk the module takes with 4 KiB
-# pages: one SGE per page plus one, and rxe offers 32.
-TUNE=${BENCH_TUNE-chunk_bytes=126976 slots=16}
+# 122880 B (30 pages) is the largest chunk the module takes with 4 KiB
+# pages: one SGE for the executor's header, one per page plus one, and
+# rxe offers 32.
+TUNE=${BENCH_TUNE-chunk_bytes=122880 slots=16}
 OPS=${BENCH_OPS:-allreduce allgather reducescatter broadcast}
 # 0: no calibration at boot and no calibrated contender.
 CALIBRATE=${BENCH_CALIBRATE:-1}

@@ -24,7 +24,7 @@
 #   BENCH_MODULE_ARGS=...  kcoll.ko parameters for the run (e.g. chunk_bytes=)
 #   BENCH_TUNE="attr=value ..."
 #                          module defaults of the "tuned" AllReduce
-#                          contender (default "chunk_bytes=126976
+#                          contender (default "chunk_bytes=122880
 #                          slots=16"; "" for no tuned contender)
 #   BENCH_LOCK=FILE        flock FILE around every boot (a shared machine)
 #   BENCH_TIMEOUT=S        time limit of one boot (default 5400 s per

@@ -42,8 +42,15 @@ struct sim_msg {
 	u32 rsrc;	/* the sender as the receiver's representative sees it */
 	u32 rdst;	/* the receiver's representative */
 	u32 tag;
-	u32 len;
+	u32 len;	/* data bytes: what the links carry */
 	u32 level;
+	/*
+	 * The executor's header on a first message: delivered with the data,
+	 * like the tag, but it takes no time (len does not count it), so the
+	 * model and the times are those of the plan's data alone.
+	 */
+	u32 hlen;
+	u8 hdr[];
 };
 
 struct sim_flow {
@@ -553,17 +560,21 @@ static void rv_release(struct sim *s, struct sim_rank *rk)
 
 /* ------------------------------------------------------------ transport */
 
-static int sim_send(void *ctx, u32 peer, u32 tag, u8 buf, u64 off, const void *data, u32 len)
+static int sim_send(void *ctx, u32 peer, u32 tag, const void *hdr, u32 hdr_len, u8 buf, u64 off,
+		    const void *data, u32 len)
 {
 	struct sim_rank *rk = ctx;
 	struct sim *s = rk->s;
-	struct sim_msg *msg = malloc(sizeof(*msg));
+	struct sim_msg *msg = malloc(sizeof(*msg) + hdr_len);
 
 	(void)buf;
 	(void)off;
 	(void)data;
 	if (!msg)
 		return -ENOMEM;
+	msg->hlen = hdr_len;
+	if (hdr_len)
+		memcpy(msg->hdr, hdr, hdr_len);
 	msg->src = rk->rank;
 	msg->dst = peer;
 	msg->tag = tag;
@@ -653,7 +664,8 @@ static int sim_deliver(struct sim *s, struct sim_rank *rk, struct sim_msg *msg)
 
 		if (pi != U32_MAX)
 			rv->expect[pi]++;
-		st = kc_exec_recv(&rk->ex, src, msg->tag, NULL, msg->len, msg);
+		st = kc_exec_recv(&rk->ex, src, msg->tag, msg->hlen ? msg->hdr : NULL,
+				  msg->hlen + msg->len, msg);
 		if (pi == U32_MAX || st != -EINPROGRESS)
 			return st;
 		for (i = 0; i < rv->nearly; i++)

@@ -410,7 +410,9 @@ struct kcoll_submit {
  * @status: 0, or a negative errno: ETIMEDOUT (operation timeout),
  *	ECONNRESET (a peer disconnected), EIO (a transfer failed), ENODEV
  *	(the RDMA device went away), ECANCELED (KCOLL_IOC_ABORT), EPROTO
- *	(ranks disagree on the operation sequence)
+ *	(ranks disagree on the operation: its kind, element type, reduce
+ *	operation, count, AlltoAllv counts or root, or the sequence of
+ *	operations; no rank completes with data from another's arguments)
  * @pad: zero
  * @bytes: payload bytes this rank sent plus received
  * @submit_ns: CLOCK_MONOTONIC time of submission

@@ -18,6 +18,12 @@
  *	as the first message on the QP (a SEND without immediate data): the
  *	MAC that proves A knows the secret.  P takes no data before it.
  *
+ * After that, data messages are SENDs with immediate data (the executor's
+ * tag); the first one of every operation to each peer starts with the
+ * executor's 32-byte header of the operation's arguments (KC_HDR_* in
+ * algo/kc_exec.h, version KC_HDR_VERSION), which the receiver checks
+ * before it takes anything else from that peer.
+ *
  * Both MACs are HMAC-SHA256 keyed with the secret over struct
  * kcoll_auth_input, which binds both nonces, both ranks, the parameters
  * and a digest of the whole rank table; a replayed message answers a
@@ -30,7 +36,7 @@
 
 #define KCOLL_CM_MAGIC		0x6b636f6cU	/* "kcol" */
 #define KCOLL_AUTH_MAGIC	0x6b636175U	/* "kcau" */
-/* 2: nonces and MACs (authentication), the operation fingerprint. */
+/* 2: nonces and MACs (authentication), the data messages' operation header. */
 #define KCOLL_CM_VERSION	2
 
 #define KCOLL_NONCE_BYTES	16
