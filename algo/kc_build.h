@@ -13,6 +13,8 @@
 
 #include "kc_plan.h"
 
+struct kc_sendmap;
+
 struct kc_builder {
 	struct kc_plan *plan;
 	int err;
@@ -26,6 +28,35 @@ struct kc_builder {
 	u32 rep_prog0;		/* plan->nprogs when it opened */
 	u32 rep_round_open;	/* round_open when it opened */
 	bool rep_expand;	/* the open repeat cannot stay compact */
+	struct kc_sendmap *sendmap;	/* in-place ReduceScatter (kc_coll.c), or NULL */
+};
+
+/*
+ * The send buffer of an in-place ReduceScatter, as the builder sees it
+ * while b->sendmap is set.  Generators work on KC_BUF_SEND as on any
+ * region; the builder takes every operand on it as the byte range it
+ * spans (a repeat's transfer: the hull of all its iterations) and either
+ * records the range and whether the step writes it (collect), or, when
+ * the range lies in [lo, hi), moves the operand to the copy of [lo, hi)
+ * at scratch offset scr.  An operand is seen once, when it is appended or
+ * its repeat's transfer is written, so a compact build and a written-out
+ * one see the same operands.  kc_coll.c chooses [lo, hi) between the two
+ * passes of a build.
+ */
+struct kc_send_span {
+	u64 lo;
+	u64 hi;
+	bool write;
+};
+
+struct kc_sendmap {
+	bool collect;
+	struct kc_send_span *spans;	/* collect: every operand on KC_BUF_SEND */
+	u32 nspans;
+	u32 cap;
+	u64 lo;		/* map: the range kept in scratch ... */
+	u64 hi;
+	u64 scr;	/* ... at this scratch offset */
 };
 
 /* Append steps to the current round. */

@@ -3,6 +3,8 @@
  * Operation validation and the plan-building driver: maps the user's
  * buffers onto one working region per operation, runs the composer or a
  * whole-operation builder on it, and adds the final copy and AVG steps.
+ * An in-place ReduceScatter may be built twice, so that it leaves the
+ * caller's other blocks as they were (kc_build_rs_inplace()).
  */
 #include "kc_cfg.h"
 #include "kc_coll.h"
@@ -278,6 +280,7 @@ static void kc_prepare_work(struct kc_builder *b, struct kc_coll_ctx *c, bool *c
 	case KCOLL_OP_REDUCESCATTER:
 		c->work.count = op->count * p;
 		if (inplace) {
+			/* the caller's buffer, through b->sendmap (kc_build_rs_inplace()) */
 			c->work.buf = KC_BUF_SEND;
 		} else {
 			c->work.buf = KC_BUF_SCRATCH;
@@ -416,6 +419,191 @@ static void kc_plan_report(const struct kc_coll_ctx *c, const struct kc_algo_cfg
 	memcpy(plan->note, note, sizeof(plan->note));
 }
 
+/*
+ * In-place ReduceScatter kept [sm->lo, sm->hi) of the send buffer in
+ * scratch: the part of my block in it is my result.
+ */
+static void kc_rs_inplace_result(struct kc_builder *b, const struct kc_coll_ctx *c,
+				 const struct kc_sendmap *sm)
+{
+	u64 n = c->op->count * c->esize, olo = (u64)c->rank * n;
+	u64 a = kc_max_u64(sm->lo, olo), z = kc_min_u64(sm->hi, olo + n);
+
+	if (a >= z)
+		return;
+	kc_b_copy(b, KC_BUF_RECV, a - olo, KC_BUF_SCRATCH, sm->scr + (a - sm->lo), z - a);
+	kc_b_round(b);
+}
+
+/*
+ * One build of a plan from the resolved configuration c->cfg.  @sm: the
+ * send-buffer map of an in-place ReduceScatter (kc_build_rs_inplace()),
+ * or NULL.
+ */
+static int kc_build_pass(struct kc_coll_ctx *c, bool explicit, struct kc_sendmap *sm,
+			 struct kc_plan **out)
+{
+	const struct kc_topo *t = c->topo;
+	const struct kc_op_desc *op = c->op;
+	const struct kc_algo_ops *special;
+	struct kc_range *a2a_mem = NULL;
+	struct kc_builder b = { 0 };
+	struct kc_plan *plan;
+	bool copy_out = false;
+	u32 special_id;
+	int ret;
+
+	*out = NULL;
+	plan = kc_zalloc(sizeof(*plan));
+	if (!plan)
+		return -ENOMEM;
+	plan->rank = c->rank;
+	plan->nranks = t->nranks;
+	plan->op = op->op;
+	plan->dtype = op->op == KCOLL_OP_BARRIER ? KCOLL_UINT8 : op->dtype;
+	plan->redop = op->redop == KCOLL_AVG ? KCOLL_SUM : op->redop;
+	plan->esize = kc_dtype_size(plan->dtype);
+	c->esize = plan->esize;
+	b.plan = plan;
+	b.esize = plan->esize;
+	b.explicit = explicit;
+	b.chunk_elems = c->cfg->pipe_bytes ?
+			(u32)kc_max_u64(1, c->cfg->pipe_bytes / plan->esize) : 0;
+
+	if (op->op == KCOLL_OP_ALLTOALL || op->op == KCOLL_OP_ALLTOALLV) {
+		ret = kc_prepare_a2a(&b, c, &a2a_mem);
+		if (ret)
+			goto fail;
+	} else {
+		kc_prepare_work(&b, c, &copy_out);
+	}
+	if (sm && !sm->collect) {
+		/* first round: the copy the map moves operands to */
+		sm->scr = kc_b_scratch(&b, sm->hi - sm->lo);
+		kc_b_copy(&b, KC_BUF_SCRATCH, sm->scr, KC_BUF_SEND, sm->lo, sm->hi - sm->lo);
+		kc_b_round(&b);
+	}
+	b.sendmap = sm;
+
+	special = kc_special_builder(c->cfg, &special_id);
+	if (t->nranks == 1 && op->op != KCOLL_OP_ALLTOALL && op->op != KCOLL_OP_ALLTOALLV)
+		ret = 0;	/* nothing to exchange */
+	else if (special)
+		ret = special->build(&b, c);
+	else
+		ret = kc_hier_build(&b, c);
+	b.sendmap = NULL;
+	if (!ret)
+		ret = b.err;
+	if (ret)
+		goto fail;
+	if (sm && !sm->collect)
+		kc_rs_inplace_result(&b, c, sm);
+	kc_finish_work(&b, c, copy_out);
+	ret = b.err;
+	if (!ret)
+		ret = kc_plan_finalize_peers(plan);
+	if (ret)
+		goto fail;
+	kc_free(a2a_mem);
+	*out = plan;
+	return 0;
+fail:
+	kc_free(a2a_mem);
+	kc_plan_free(plan);
+	return ret;
+}
+
+static int kc_span_cmp(const void *a, const void *b)
+{
+	const struct kc_send_span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * What of the send buffer an in-place ReduceScatter keeps in scratch,
+ * from the operands on it that the first pass recorded: the smallest
+ * range [lo, hi) that holds every byte written outside my own block
+ * [olo, ohi) (my receive buffer), and no operand only in part.  Operands
+ * overlap into connected runs (sorted by start); the range is the hull of
+ * the runs that meet the hull of the foreign writes, since a run that
+ * meets the range cannot leave it in part.  Empty (lo == hi) when nothing
+ * outside my block is written.  Cost: sorting the operands.
+ */
+static void kc_sendmap_close(struct kc_sendmap *m, u64 olo, u64 ohi)
+{
+	u64 wlo = U64_MAX, whi = 0, rlo, rhi;
+	u32 i;
+
+	m->lo = 0;
+	m->hi = 0;
+	for (i = 0; i < m->nspans; i++) {
+		const struct kc_send_span *s = &m->spans[i];
+
+		if (s->write && (s->lo < olo || s->hi > ohi)) {
+			wlo = kc_min_u64(wlo, s->lo);
+			whi = kc_max_u64(whi, s->hi);
+		}
+	}
+	if (wlo >= whi)
+		return;
+	m->lo = wlo;
+	m->hi = whi;
+	kc_sort(m->spans, m->nspans, sizeof(*m->spans), kc_span_cmp);
+	rlo = m->spans[0].lo;
+	rhi = m->spans[0].hi;
+	for (i = 1; i <= m->nspans; i++) {
+		if (i < m->nspans && m->spans[i].lo < rhi) {
+			rhi = kc_max_u64(rhi, m->spans[i].hi);	/* the run goes on */
+			continue;
+		}
+		if (rlo < whi && wlo < rhi) {
+			m->lo = kc_min_u64(m->lo, rlo);
+			m->hi = kc_max_u64(m->hi, rhi);
+		}
+		if (i < m->nspans) {
+			rlo = m->spans[i].lo;
+			rhi = m->spans[i].hi;
+		}
+	}
+}
+
+/*
+ * In place, ReduceScatter's receive buffer is block @rank of its send
+ * buffer, and the caller's other blocks must stay as they were (NCCL's
+ * and MPI's callers keep using them).  The algorithms reduce in the work
+ * region they are given, which here is the send buffer itself.  So the
+ * plan is built twice: the first pass records every operand on the send
+ * buffer; if none writes outside my block (Mesh, Pairwise: each member
+ * reduces into its own block only) it is the plan, unchanged.  Otherwise
+ * the second pass keeps the smallest range that covers those writes
+ * (kc_sendmap_close()) in scratch: a first round copies it there, every
+ * operand in it is moved there, and a last copy brings the part of my
+ * block it holds to the receive buffer.  Transfers are those of the
+ * first pass, so the time is the same and the cost model prices it;
+ * scratch and copies are at most those of the out-of-place plan (the
+ * whole region), and less where the writes stay in part of it (RHD:
+ * half).
+ */
+static int kc_build_rs_inplace(struct kc_coll_ctx *c, bool explicit, struct kc_plan **out)
+{
+	u64 n = c->op->count * kc_dtype_size(c->op->dtype), olo = (u64)c->rank * n;
+	struct kc_sendmap sm = { .collect = true };
+	int ret;
+
+	ret = kc_build_pass(c, explicit, &sm, out);
+	if (!ret)
+		kc_sendmap_close(&sm, olo, olo + n);
+	kc_free(sm.spans);
+	sm.spans = NULL;
+	if (ret || sm.lo == sm.hi)
+		return ret;
+	kc_plan_free(*out);
+	sm.collect = false;
+	return kc_build_pass(c, explicit, &sm, out);
+}
+
 /* @explicit: write every step out, no repeats (the tests' reference form). */
 static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc_op_desc *op,
 			      const struct kc_algo_cfg *cfg, const struct kc_cost_model *model,
@@ -424,12 +612,8 @@ static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc
 	struct kc_coll_ctx c = { .topo = t, .op = op, .cfg = cfg, .rank = rank,
 				 .err = err, .errlen = errlen, .model = model };
 	const struct kc_algo_cfg *in = cfg;
-	const struct kc_algo_ops *special;
-	struct kc_range *a2a_mem = NULL;
-	struct kc_builder b = { 0 };
 	struct kc_algo_cfg prep, chosen;
-	struct kc_plan *plan;
-	bool copy_out = false, any_auto = false;
+	bool any_auto = false;
 	u32 l, special_id = KCOLL_ALGO_AUTO, layout = 0;
 	int ret;
 
@@ -479,55 +663,16 @@ static int kc_plan_build_mode(const struct kc_topo *t, u32 rank, const struct kc
 		cfg = &chosen;
 		c.cfg = cfg;
 	}
-	plan = kc_zalloc(sizeof(*plan));
-	if (!plan)
-		return -ENOMEM;
-	plan->rank = rank;
-	plan->nranks = t->nranks;
-	plan->op = op->op;
-	plan->dtype = op->op == KCOLL_OP_BARRIER ? KCOLL_UINT8 : op->dtype;
-	plan->redop = op->redop == KCOLL_AVG ? KCOLL_SUM : op->redop;
-	plan->esize = kc_dtype_size(plan->dtype);
-	c.esize = plan->esize;
-	b.plan = plan;
-	b.esize = plan->esize;
-	b.explicit = explicit;
-	b.chunk_elems = cfg->pipe_bytes ? (u32)kc_max_u64(1, cfg->pipe_bytes / plan->esize) : 0;
-
-	if (op->op == KCOLL_OP_ALLTOALL || op->op == KCOLL_OP_ALLTOALLV) {
-		ret = kc_prepare_a2a(&b, &c, &a2a_mem);
-		if (ret)
-			goto fail;
-	} else {
-		kc_prepare_work(&b, &c, &copy_out);
-	}
-
-	special = kc_special_builder(cfg, &special_id);
-	if (t->nranks == 1 && op->op != KCOLL_OP_ALLTOALL && op->op != KCOLL_OP_ALLTOALLV)
-		ret = 0;	/* nothing to exchange */
-	else if (special)
-		ret = special->build(&b, &c);
+	if (op->op == KCOLL_OP_REDUCESCATTER && (op->flags & KC_OP_F_INPLACE) && t->nranks > 1)
+		ret = kc_build_rs_inplace(&c, explicit, out);
 	else
-		ret = kc_hier_build(&b, &c);
-	if (!ret)
-		ret = b.err;
-	if (ret)
-		goto fail;
-	kc_plan_report(&c, in, cfg, layout, special_id, plan);
-	kc_finish_work(&b, &c, copy_out);
-	ret = b.err;
-	if (!ret)
-		ret = kc_plan_finalize_peers(plan);
-	if (ret)
-		goto fail;
-	kc_free(a2a_mem);
-	*out = plan;
-	return 0;
-fail:
+		ret = kc_build_pass(&c, explicit, NULL, out);
+	if (!ret) {
+		kc_special_builder(cfg, &special_id);
+		kc_plan_report(&c, in, cfg, layout, special_id, *out);
+	}
 	if (ret == -EOPNOTSUPP && err && !err[0])
 		kc_snprintf(err, errlen, "the chosen algorithm cannot run %s", kc_op_name(op->op));
-	kc_free(a2a_mem);
-	kc_plan_free(plan);
 	return ret;
 }
 

@@ -13,7 +13,9 @@
  * AllReduce, Broadcast, Reduce and AlltoAll; for ReduceScatter and Scatter
  * the receive buffer is the send buffer + rank * count; for AllGather and
  * Gather the send buffer is the receive buffer + rank * count.  The caller
- * maps KC_BUF_SEND and KC_BUF_RECV accordingly.
+ * maps KC_BUF_SEND and KC_BUF_RECV accordingly.  Plans write KC_BUF_SEND
+ * only in place, and then only where the result goes: ReduceScatter
+ * leaves the caller's other blocks as they were.
  */
 #ifndef KC_COLL_H
 #define KC_COLL_H

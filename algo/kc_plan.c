@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Plan storage and the builder that algorithm generators write through:
- * steps, rounds, repeats, and the final table of peers.  Walking a plan
+ * steps, rounds, repeats, the final table of peers, and the send-buffer
+ * map of an in-place ReduceScatter (see kc_build.h).  Walking a plan
  * is kc_plan_walk.c.
  */
 #include "kc_build.h"
@@ -80,14 +81,73 @@ static void kc_b_append(struct kc_builder *b, const struct kc_step *s)
 	b->round_open++;
 }
 
-static void kc_b_push(struct kc_builder *b, const struct kc_step *s)
+/*
+ * An operand [lo, hi) of buffer buf seen through b->sendmap (see
+ * kc_build.h): recorded, or true when it moves to the scratch copy.  An
+ * operand that straddles the copied range cannot be moved whole: the two
+ * passes did not see the same operands, a builder bug.
+ */
+static bool kc_b_sendmap(struct kc_builder *b, u8 buf, u64 lo, u64 hi, bool write)
+{
+	struct kc_sendmap *m = b->sendmap;
+	int err;
+
+	if (buf != KC_BUF_SEND || lo >= hi)
+		return false;
+	if (!m->collect) {
+		if (lo >= m->lo && hi <= m->hi)
+			return true;
+		if (lo < m->hi && m->lo < hi)
+			kc_b_fail(b, -EPROTO);
+		return false;
+	}
+	err = kc_grow((void **)&m->spans, &m->cap, m->nspans + 1, sizeof(*m->spans));
+	if (err) {
+		kc_b_fail(b, err);
+		return false;
+	}
+	m->spans[m->nspans].lo = lo;
+	m->spans[m->nspans].hi = hi;
+	m->spans[m->nspans].write = write;
+	m->nspans++;
+	return false;
+}
+
+/*
+ * Offset x of the send buffer in the scratch copy.  A repeat's layout may
+ * start before the copied range: its base then wraps below zero, and the
+ * offsets kc_prog_at() adds to it wrap back into the copy.
+ */
+static u64 kc_sendmap_off(const struct kc_sendmap *m, u64 x)
+{
+	return x - m->lo + m->scr;
+}
+
+/* Append a step that exists; the steps of written-out repeats come here directly. */
+static void kc_b_keep(struct kc_builder *b, const struct kc_step *s)
 {
 	/* Empty transfers are dropped on both sides alike; barriers use SYNC. */
 	if (!s->len && !(s->flags & KC_STEP_F_SYNC))
 		return;
+	kc_b_append(b, s);
+}
+
+static void kc_b_push(struct kc_builder *b, struct kc_step *s)
+{
 	if (s->kind == KC_STEP_COPY && s->buf == s->sbuf && s->off == s->soff)
 		return;
-	kc_b_append(b, s);
+	if (b->sendmap) {
+		if (kc_b_sendmap(b, s->buf, s->off, s->off + s->len, s->kind != KC_STEP_SEND)) {
+			s->buf = KC_BUF_SCRATCH;
+			s->off = kc_sendmap_off(b->sendmap, s->off);
+		}
+		if ((s->kind == KC_STEP_COPY || s->kind == KC_STEP_REDUCE) &&
+		    kc_b_sendmap(b, s->sbuf, s->soff, s->soff + s->len, false)) {
+			s->sbuf = KC_BUF_SCRATCH;
+			s->soff = kc_sendmap_off(b->sendmap, s->soff);
+		}
+	}
+	kc_b_keep(b, s);
 }
 
 void kc_b_round(struct kc_builder *b)
@@ -231,6 +291,76 @@ void kc_b_rep_xfer(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 
 	kc_b_rep_xfer_walk(b, kind, g, m0, dm, l, &w);
 }
 
+static void kc_hull_add(u64 *lo, u64 *hi, u64 a, u64 z)
+{
+	if (a >= z)
+		return;		/* empty blocks take no room */
+	*lo = kc_min_u64(*lo, a);
+	*hi = kc_max_u64(*hi, z);
+}
+
+/* Add blocks [b0, b1] (no wrap) of a repeat's layout to the hull. */
+static void kc_hull_blocks(const struct kc_prog *pg, u32 b0, u32 b1, u64 *lo, u64 *hi)
+{
+	u64 a = kc_slice_start(pg->count, pg->nslices, b0 * pg->spb);
+	u64 z = kc_slice_start(pg->count, pg->nslices, (b1 + 1) * pg->spb);
+
+	kc_hull_add(lo, hi, pg->off + a * pg->esize, pg->off + z * pg->esize);
+}
+
+/*
+ * The bytes a repeat's transfer touches in its n iterations, as one range
+ * (lo >= hi: none).  Exact when the iterations are few or the blocks stay
+ * or step by one (Ring, Mesh, Pairwise); otherwise the layout's region,
+ * both copies, which holds them: any range that holds an operand will do
+ * (kc_build.h), and costs O(1) where stepping through would cost O(p).
+ */
+static void kc_prog_hull(const struct kc_prog *pg, u32 n, u64 *lo, u64 *hi)
+{
+	u32 nb = pg->nslices / pg->spb, m = kc_min_u32(n, nb), i, rank;
+	u64 off, len, bytes = pg->count * pg->esize;
+
+	*lo = U64_MAX;
+	*hi = 0;
+	if (n <= 64) {
+		for (i = 0; i < n; i++) {
+			kc_prog_at(pg, i, &rank, &off, &len);
+			kc_hull_add(lo, hi, off, off + len);
+		}
+	} else if (pg->run || pg->pmask || (pg->db > 1 && pg->db + 1 < nb)) {
+		kc_hull_add(lo, hi, pg->off, pg->off + bytes);
+		if (pg->pmask)
+			kc_hull_add(lo, hi, pg->alt_off, pg->alt_off + bytes);
+	} else if (!pg->db) {
+		kc_hull_blocks(pg, pg->b0, pg->b0, lo, hi);
+	} else if (pg->db == 1) {
+		/* m blocks up from b0, around the end */
+		kc_hull_blocks(pg, pg->b0, kc_min_u32(pg->b0 + m, nb) - 1, lo, hi);
+		if (pg->b0 + m > nb)
+			kc_hull_blocks(pg, 0, pg->b0 + m - nb - 1, lo, hi);
+	} else {
+		/* m blocks down from b0, around the start */
+		kc_hull_blocks(pg, pg->b0 + 1 >= m ? pg->b0 + 1 - m : 0, pg->b0, lo, hi);
+		if (pg->b0 + 1 < m)
+			kc_hull_blocks(pg, nb - (m - pg->b0 - 1), nb - 1, lo, hi);
+	}
+}
+
+/* A repeat's transfer of n iterations seen through b->sendmap, as one operand. */
+static void kc_b_sendmap_prog(struct kc_builder *b, struct kc_step *s, struct kc_prog *pg, u32 n,
+			      bool write)
+{
+	u64 lo, hi;
+
+	kc_prog_hull(pg, n, &lo, &hi);
+	if (!kc_b_sendmap(b, s->buf, lo, hi, write))
+		return;
+	s->buf = KC_BUF_SCRATCH;
+	pg->off = kc_sendmap_off(b->sendmap, pg->off);
+	if (pg->pmask)
+		pg->alt_off = kc_sendmap_off(b->sendmap, pg->alt_off);
+}
+
 void kc_b_rep_xfer_walk(struct kc_builder *b, u8 kind, const struct kc_group *g, u32 m0,
 			s64 dm, const struct kc_layout *l, const struct kc_blockwalk *w)
 {
@@ -291,6 +421,8 @@ void kc_b_rep_xfer_walk(struct kc_builder *b, u8 kind, const struct kc_group *g,
 		s.buf = KC_BUF_SCRATCH;
 		s.flags |= KC_STEP_F_SYNC;
 	}
+	if (b->sendmap && s.buf == KC_BUF_SEND)
+		kc_b_sendmap_prog(b, &s, &pg, n, kind != KC_STEP_SEND);
 	err = kc_grow((void **)&p->progs, &p->progs_cap, p->nprogs + 1, sizeof(*p->progs));
 	if (err) {
 		kc_b_fail(b, err);
@@ -349,7 +481,7 @@ static void kc_b_rep_write_out(struct kc_builder *b)
 					break;
 				}
 			}
-			kc_b_push(b, &s);
+			kc_b_keep(b, &s);
 		}
 		if (h.flags & KC_STEP_F_ROUNDS)
 			kc_b_round(b);

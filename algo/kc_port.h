@@ -17,6 +17,7 @@
 #include <linux/limits.h>
 #include <linux/overflow.h>
 #include <linux/kernel.h>
+#include <linux/sort.h>
 
 #define kc_snprintf snprintf
 
@@ -38,6 +39,13 @@ static inline void *kc_zalloc(size_t n)
 static inline void kc_free(void *p)
 {
 	kvfree(p);
+}
+
+/* qsort()'s contract; the kernel's sort() is a heapsort, without recursion. */
+static inline void kc_sort(void *base, size_t num, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	sort(base, num, size, cmp, NULL);
 }
 
 /* Bracket floating-point work; defined in the module (kernel_fpu_begin). */
@@ -86,6 +94,12 @@ static inline void *kc_zalloc(size_t n)
 static inline void kc_free(void *p)
 {
 	free(p);
+}
+
+static inline void kc_sort(void *base, size_t num, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	qsort(base, num, size, cmp);
 }
 
 static inline void kc_fpu_begin(void) { }

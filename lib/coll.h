@@ -209,7 +209,9 @@ struct coll_status {
  * order.  In place as in NCCL: recvbuf == sendbuf for AllReduce,
  * Broadcast, Reduce, AlltoAll; recvbuf = sendbuf + rank * count elements
  * for ReduceScatter and Scatter; sendbuf = recvbuf + rank * count for
- * AllGather and Gather.
+ * AllGather and Gather.  In place, only the receive area is written:
+ * ReduceScatter (and the root of Scatter) leave the other blocks of
+ * sendbuf as they were.
  */
 /* @count elements in and out. */
 int coll_allreduce(coll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,

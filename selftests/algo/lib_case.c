@@ -226,7 +226,13 @@ struct tc_rankbufs {
 	unsigned char *mem[2];	/* allocations with guards: 0 send, 1 recv */
 	u64 len[2];
 	void *bufs[KC_BUF_COUNT];
-	unsigned char *send_snapshot;
+	/*
+	 * The caller's input as filled in: out of place the send buffer, in
+	 * place the whole buffer.  Nothing of it may change but the result
+	 * [out_lo, out_hi) (in place; empty out of place).
+	 */
+	unsigned char *snap_base, *snapshot;
+	u64 snap_len, out_lo, out_hi;
 	u64 send_bytes, recv_bytes;
 };
 
@@ -407,15 +413,76 @@ static void tc_fill_rank(struct tc_ctx *x, u32 r)
 	unsigned char *base;
 	u64 i, ne;
 
+	struct tc_rankbufs *b = &x->rb[r];
+
 	tc_input_area(x, r, &base, &ne);
 	for (i = 0; i < ne && base; i++)
 		tc_input(base + i * es, op, r, i);
-	if (base && !(op->flags & KC_OP_F_INPLACE)) {
-		x->rb[r].send_snapshot = malloc(ne * es);
-		if (!x->rb[r].send_snapshot)
-			abort();
-		memcpy(x->rb[r].send_snapshot, base, ne * es);
+	if (!(op->flags & KC_OP_F_INPLACE)) {
+		b->snap_base = base;
+		b->snap_len = base ? ne * es : 0;
+	} else if (b->mem[0]) {
+		b->snap_base = b->mem[0] + GUARD;
+		b->snap_len = b->len[0];
+		if (b->bufs[KC_BUF_RECV]) {
+			b->out_lo = (u64)((unsigned char *)b->bufs[KC_BUF_RECV] - b->snap_base);
+			b->out_hi = b->out_lo + b->recv_bytes;
+		}
 	}
+	if (!b->snap_len)
+		return;
+	b->snapshot = malloc(b->snap_len);
+	if (!b->snapshot)
+		abort();
+	memcpy(b->snapshot, b->snap_base, b->snap_len);
+}
+
+/*
+ * Bytes of rank r's input that changed outside its result, and the first
+ * of them in *first.
+ */
+static u64 tc_input_changed(const struct tc_rankbufs *b, u64 *first)
+{
+	u64 lo = b->out_hi > b->out_lo ? b->out_lo : b->snap_len;
+	u64 hi = b->out_hi > b->out_lo ? b->out_hi : b->snap_len;
+	u64 i, n = 0;
+
+	if (!b->snap_len)
+		return 0;
+	if (!memcmp(b->snap_base, b->snapshot, lo) &&
+	    !memcmp(b->snap_base + hi, b->snapshot + hi, b->snap_len - hi))
+		return 0;
+	for (i = 0; i < b->snap_len; i++) {
+		if (i == b->out_lo && b->out_hi > b->out_lo)
+			i = b->out_hi;
+		if (i >= b->snap_len)
+			break;
+		if (b->snap_base[i] != b->snapshot[i] && !n++)
+			*first = i;
+	}
+	return n;
+}
+
+/*
+ * Does the plan write @buf outside [lo, hi)?  In place, ReduceScatter and
+ * the root of Scatter receive into a block of their send buffer, and may
+ * write that block of it only.
+ */
+static bool tc_plan_writes_outside(const struct kc_plan *plan, u8 buf, u64 lo, u64 hi)
+{
+	struct kc_round_it rd;
+	struct kc_step_it it;
+	struct kc_step st;
+	bool more;
+
+	for (more = kc_plan_round_first(plan, &rd); more; more = kc_plan_round_next(plan, &rd)) {
+		kc_plan_steps_begin(plan, &rd, &it);
+		while (kc_plan_step_next(plan, &it, &st))
+			if (st.kind != KC_STEP_SEND && st.buf == buf && st.len &&
+			    (st.off < lo || st.off + st.len > hi))
+				return true;
+	}
+	return false;
 }
 
 static void tc_free_rank(struct tc_ctx *x, u32 r)
@@ -426,7 +493,7 @@ static void tc_free_rank(struct tc_ctx *x, u32 r)
 	if (!(x->ops[r].flags & KC_OP_F_INPLACE))
 		free(b->mem[1]);
 	free(b->bufs[KC_BUF_SCRATCH]);
-	free(b->send_snapshot);
+	free(b->snapshot);
 }
 
 /* The first failure of a case is the one it reports. */
@@ -587,6 +654,20 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 		}
 	}
 	for (r = 0; r < p; r++) {
+		const struct kc_op_desc *op = &x.ops[r];
+		u64 n = op->count * kc_dtype_size(op->dtype);
+
+		/* Out of place nothing writes the send buffer (it may be pinned read only). */
+		if (!(op->flags & KC_OP_F_INPLACE) && kc_plan_writes_buf(x.plans[r], KC_BUF_SEND))
+			tc_fail(o, "rank %u: the plan writes the send buffer out of place", r);
+		if ((op->flags & KC_OP_F_INPLACE) &&
+		    (op->op == KCOLL_OP_REDUCESCATTER ||
+		     (op->op == KCOLL_OP_SCATTER && r == op->root)) &&
+		    tc_plan_writes_outside(x.plans[r], KC_BUF_SEND, (u64)r * n, (u64)r * n + n))
+			tc_fail(o, "rank %u: the plan writes the send buffer outside block %u in place",
+				r, r);
+	}
+	for (r = 0; r < p; r++) {
 		tc_alloc_rank(&x, r);
 		tc_fill_rank(&x, r);
 		x.jobs[r].plan = x.plans[r];
@@ -636,18 +717,25 @@ void tc_run(struct tw_world *w, const struct tc_case *c, struct tc_outcome *o)
 					     c->alt->count * p : c->alt->count);
 	for (r = 0; r < p; r++) {
 		const struct tc_rankbufs *b = &x.rb[r];
-		unsigned char *base;
-		u64 ne;
+		u64 nchanged, first = 0;
 
 		if (!tc_guard_ok(b->mem[0], b->len[0]) ||
 		    (!(x.ops[r].flags & KC_OP_F_INPLACE) && !tc_guard_ok(b->mem[1], b->len[1]))) {
 			tc_fail(o, "rank %u wrote outside its buffers", r);
 			break;
 		}
-		tc_input_area(&x, r, &base, &ne);
-		if (b->send_snapshot &&
-		    memcmp(b->send_snapshot, base, ne * kc_dtype_size(x.ops[r].dtype))) {
-			tc_fail(o, "rank %u modified its send buffer", r);
+		nchanged = tc_input_changed(b, &first);
+		if (nchanged) {
+			if (x.ops[r].flags & KC_OP_F_INPLACE)
+				tc_fail(o, "rank %u changed %llu bytes of its buffer outside the result "
+					"[%llu, %llu) of %llu, first at byte %llu", r,
+					(unsigned long long)nchanged, (unsigned long long)b->out_lo,
+					(unsigned long long)b->out_hi,
+					(unsigned long long)b->snap_len, (unsigned long long)first);
+			else
+				tc_fail(o, "rank %u modified %llu bytes of its send buffer, first at "
+					"byte %llu", r, (unsigned long long)nchanged,
+					(unsigned long long)first);
 			break;
 		}
 		if (!x.jobs[r].status)

@@ -449,4 +449,305 @@ TEST(bruck_alltoall_stays_compact_at_large_p)
 	EXPECT_EQ(0, fails);
 }
 
+/* ------------------------------------------------- what plans write */
+
+/*
+ * The topologies of the algorithm matrix (test_algo): flat, regular
+ * servers and pods, and the asymmetric shapes.
+ */
+struct wtopo {
+	char name[48];
+	struct kc_topo t;
+};
+
+static u32 wtopos(struct wtopo *out, u32 max)
+{
+	/* past 64 members a repeat's extent is no longer found by stepping through it */
+	static const u32 flat[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 33, 66, 100, 130 };
+	static const u32 reg[][3] = { { 1, 2, 2 }, { 1, 3, 4 }, { 1, 4, 2 }, { 2, 2, 2 },
+				      { 2, 2, 4 }, { 2, 3, 3 }, { 1, 65, 2 }, { 2, 33, 2 } };
+	static const struct { u32 npods, servers[3], per; } pods[] = {
+		{ 2, { 2, 3 }, 1 }, { 2, { 1, 4 }, 1 }, { 3, { 3, 5, 7 }, 1 },
+		{ 2, { 2, 3 }, 2 }, { 3, { 2, 2, 2 }, 2 },
+	};
+	static const struct { u32 n, nsrv, sizes[3]; } sizes[] = {
+		{ 5, 2, { 2, 3 } }, { 5, 2, { 1, 4 } }, { 15, 3, { 3, 5, 7 } },
+	};
+	u32 n = 0, i;
+
+	for (i = 0; i < ARRAY_SIZE(flat) && n < max; i++, n++) {
+		snprintf(out[n].name, sizeof(out[n].name), "flat");
+		if (kc_topo_init(&out[n].t, flat[i], NULL, NULL, NULL, 0))
+			return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(reg) && n < max; i++, n++) {
+		snprintf(out[n].name, sizeof(out[n].name), "%u pods of %u servers of %u",
+			 reg[i][0], reg[i][1], reg[i][2]);
+		if (kc_topo_init_regular(&out[n].t, reg[i][0], reg[i][1], reg[i][2]))
+			return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(pods) && n < max; i++, n++) {
+		snprintf(out[n].name, sizeof(out[n].name), "pods of %u+%u+%u servers of %u",
+			 pods[i].servers[0], pods[i].servers[1],
+			 pods[i].npods > 2 ? pods[i].servers[2] : 0, pods[i].per);
+		if (kc_topo_init_pods(&out[n].t, pods[i].npods, pods[i].servers, pods[i].per))
+			return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(sizes) && n < max; i++, n++) {
+		snprintf(out[n].name, sizeof(out[n].name), "servers of %u+%u+%u ranks",
+			 sizes[i].sizes[0], sizes[i].sizes[1],
+			 sizes[i].nsrv > 2 ? sizes[i].sizes[2] : 0);
+		if (kc_topo_init_sizes(&out[n].t, sizes[i].n, sizes[i].nsrv, sizes[i].sizes,
+				       NULL, 0))
+			return 0;
+	}
+	return n;
+}
+
+/* Per-level mixes: one algorithm everywhere (1..COUNT-1), then these. */
+static const u32 wmixes[][3] = {
+	{ KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_RHD },
+	{ KCOLL_ALGO_RING, KCOLL_ALGO_NHR, KCOLL_ALGO_NB },
+	{ KCOLL_ALGO_MESH, KCOLL_ALGO_RHD, KCOLL_ALGO_TREE },
+	{ KCOLL_ALGO_AUTO, KCOLL_ALGO_AUTO, KCOLL_ALGO_AUTO },
+};
+
+static void wmix(u32 i, struct kc_algo_cfg *cfg)
+{
+	u32 l;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+		cfg->algo[l] = i + 1 < KCOLL_ALGO_COUNT ? i + 1 :
+			       wmixes[i + 1 - KCOLL_ALGO_COUNT][l];
+}
+
+#define NWMIXES (KCOLL_ALGO_COUNT - 1 + ARRAY_SIZE(wmixes))
+
+/* Does a step reach past the end of a buffer (as kc_op_buf_bytes() sizes them)? */
+static bool out_of_bounds(const struct kc_plan *p, const struct kc_op_desc *op)
+{
+	struct flat f = { 0 };
+	u64 size[KC_BUF_COUNT];
+	bool out = false;
+	u32 i;
+
+	if (flatten(p, false, &f))
+		return true;
+	kc_op_buf_bytes(op, p->nranks, p->rank, &size[KC_BUF_SEND], &size[KC_BUF_RECV]);
+	size[KC_BUF_SCRATCH] = p->scratch_bytes;
+	for (i = 0; i < f.n; i++) {
+		const struct kc_step *st = &f.st[i];
+
+		if (st->buf >= KC_BUF_COUNT || st->off > size[st->buf] ||
+		    st->len > size[st->buf] - st->off)
+			out = true;
+		if ((st->kind == KC_STEP_COPY || st->kind == KC_STEP_REDUCE) &&
+		    (st->sbuf >= KC_BUF_COUNT || st->soff > size[st->sbuf] ||
+		     st->len > size[st->sbuf] - st->soff))
+			out = true;
+	}
+	flat_free(&f);
+	return out;
+}
+
+/* Does the plan write @buf outside [lo, hi)?  (Independent of kc_plan_writes_buf().) */
+static bool writes_outside(const struct kc_plan *p, u8 buf, u64 lo, u64 hi)
+{
+	struct flat f = { 0 };
+	bool out = false;
+	u32 i;
+
+	if (flatten(p, false, &f))
+		return true;
+	for (i = 0; i < f.n; i++)
+		if (f.st[i].kind != KC_STEP_SEND && f.st[i].buf == buf &&
+		    (f.st[i].off < lo || f.st[i].off + f.st[i].len > hi))
+			out = true;
+	flat_free(&f);
+	return out;
+}
+
+/*
+ * Out of place no plan writes the send buffer (the module may pin it read
+ * only), for every op x algorithm (or per-level mix) x topology of the
+ * matrix, some ranks and roots, every size class; in place ReduceScatter
+ * writes it only in the caller's receive block (the other blocks are the
+ * caller's).  No step reaches past its buffer.  And kc_plan_writes_buf()
+ * does see writes: every AllReduce writes the receive buffer (but a lone
+ * rank in place), every out-of-place ReduceScatter among several ranks
+ * its scratch work region (in repeat bodies with Ring, Mesh, Pipeline).
+ */
+TEST(plans_write_the_send_buffer_only_in_place)
+{
+	static struct wtopo tp[40];
+	u32 nt = wtopos(tp, ARRAY_SIZE(tp)), ti, mi, opc, ci, ip, rank, fails = 0, n = 0;
+
+	ASSERT_LT(20, nt);
+	for (ti = 0; ti < nt; ti++)
+		ASSERT_GE(256, tp[ti].t.nranks);
+	for (ti = 0; ti < nt; ti++) {
+		const struct kc_topo *t = &tp[ti].t;
+		/* quick (and under ASan in the 30 s of a TEST) fewer ranks of the larger shapes */
+		u32 p = t->nranks, step = p > 33 ? (quick() ? 29 : 13) : quick() && p > 9 ? 8 : 1;
+		u64 counts[4] = { 1, p > 1 ? p - 1 : 2, 3 * (u64)p + 2, 1000 };
+
+		for (mi = 0; mi < NWMIXES; mi++)
+		for (opc = 0; opc < KCOLL_OP_COUNT; opc++)
+		for (ci = 0; ci < ARRAY_SIZE(counts); ci++)
+		for (ip = 0; ip < 2; ip++)
+		for (rank = 0; rank < p; rank += step) {
+			u64 scounts[256], displs[256], es = 4, own;
+			struct kc_op_desc op = {
+				.op = opc, .dtype = KCOLL_FP32, .redop = KCOLL_SUM,
+				.root = (rank + ci) % p, .count = counts[ci],
+				.flags = ip ? KC_OP_F_INPLACE : 0,
+			};
+			struct kc_algo_cfg cfg;
+			struct kc_plan *plan = NULL;
+			char what[200];
+			u32 j;
+
+			if (ip && (opc == KCOLL_OP_ALLTOALLV || opc == KCOLL_OP_BARRIER))
+				continue;
+			if (opc == KCOLL_OP_ALLTOALLV) {
+				for (j = 0; j < p; j++) {
+					scounts[j] = (j + ci) % 3 * counts[ci];
+					displs[j] = j ? displs[j - 1] + scounts[j - 1] + 1 : 0;
+				}
+				op.scounts = op.rcounts = scounts;
+				op.sdispls = op.rdispls = displs;
+			}
+			wmix(mi, &cfg);
+			if (kc_plan_build(t, rank, &op, &cfg, &plan, NULL, 0))
+				continue;	/* refused (-EOPNOTSUPP): test_algo checks which */
+			n++;
+			snprintf(what, sizeof(what), "%.47s p=%u %s/%s/%s %s rank=%u count=%llu root=%u%s",
+				 tp[ti].name, p, kc_algo_name(cfg.algo[0]),
+				 kc_algo_name(cfg.algo[1]), kc_algo_name(cfg.algo[2]),
+				 kc_op_name(opc), rank, (unsigned long long)op.count, op.root,
+				 ip ? " in place" : "");
+			own = (u64)rank * op.count * es;
+			if (out_of_bounds(plan, &op)) {
+				fprintf(stderr, "# %s: a step reaches past its buffer\n", what);
+				fails++;
+			}
+			if (!ip && kc_plan_writes_buf(plan, KC_BUF_SEND)) {
+				fprintf(stderr, "# %s: writes the send buffer\n", what);
+				fails++;
+			}
+			if (ip && opc == KCOLL_OP_REDUCESCATTER &&
+			    writes_outside(plan, KC_BUF_SEND, own, own + op.count * es)) {
+				fprintf(stderr, "# %s: writes the send buffer outside block %u\n",
+					what, rank);
+				fails++;
+			}
+			if ((opc == KCOLL_OP_ALLREDUCE && (!ip || p > 1) &&
+			     !kc_plan_writes_buf(plan, KC_BUF_RECV)) ||
+			    (opc == KCOLL_OP_REDUCESCATTER && !ip && p > 1 &&
+			     !kc_plan_writes_buf(plan, KC_BUF_SCRATCH))) {
+				fprintf(stderr, "# %s: kc_plan_writes_buf() misses a write\n", what);
+				fails++;
+			}
+			kc_plan_free(plan);
+			if (fails > 50)
+				goto out;
+		}
+	}
+out:
+	for (ti = 0; ti < nt; ti++)
+		kc_topo_free(&tp[ti].t);
+	printf("# %u plans checked\n", n);
+	fflush(stdout);
+	EXPECT_EQ(0, fails);
+}
+
+/*
+ * In place, ReduceScatter keeps what it writes of the caller's buffer in
+ * scratch.  It must move exactly what out of place moves (the same
+ * transfers in the same rounds: the same time in the simulator, the price
+ * of kc_cost_op()), and never use more scratch; the totals show what the
+ * in-place plans save.
+ */
+TEST(reducescatter_in_place_moves_what_out_of_place_moves)
+{
+	static struct wtopo tp[40];
+	u32 nt = wtopos(tp, ARRAY_SIZE(tp)), ti, mi, ci, rank, fails = 0, n = 0;
+	u64 scr_ip[NWMIXES] = { 0 }, scr_oop[NWMIXES] = { 0 };
+
+	ASSERT_LT(20, nt);
+	for (ti = 0; ti < nt; ti++) {
+		const struct kc_topo *t = &tp[ti].t;
+		u32 p = t->nranks, step = p > 33 ? (quick() ? 29 : 7) : quick() && p > 9 ? 8 : 1;
+		u64 counts[4] = { 1, p > 1 ? p - 1 : 2, 3 * (u64)p + 2, 1000 };
+
+		for (mi = 0; mi < NWMIXES; mi++)
+		for (ci = 0; ci < ARRAY_SIZE(counts); ci++)
+		for (rank = 0; rank < p; rank += step) {
+			struct kc_op_desc op = { .op = KCOLL_OP_REDUCESCATTER, .dtype = KCOLL_FP32,
+						 .redop = KCOLL_SUM, .count = counts[ci] };
+			struct kc_plan *pi = NULL, *po = NULL;
+			struct flat fi = { 0 }, fo = { 0 };
+			struct kc_algo_cfg cfg;
+			char what[200];
+			u32 i;
+
+			wmix(mi, &cfg);
+			if (kc_plan_build(t, rank, &op, &cfg, &po, NULL, 0))
+				continue;
+			op.flags = KC_OP_F_INPLACE;
+			snprintf(what, sizeof(what), "%.47s p=%u %s/%s/%s rank=%u count=%llu",
+				 tp[ti].name, p, kc_algo_name(cfg.algo[0]),
+				 kc_algo_name(cfg.algo[1]), kc_algo_name(cfg.algo[2]), rank,
+				 (unsigned long long)op.count);
+			if (kc_plan_build(t, rank, &op, &cfg, &pi, NULL, 0) ||
+			    flatten(pi, true, &fi) || flatten(po, true, &fo)) {
+				fprintf(stderr, "# %s: in place does not build or expand\n", what);
+				fails++;
+				goto next;
+			}
+			n++;
+			for (i = 0; i < fi.n && i < fo.n; i++)
+				if (fi.round[i] != fo.round[i] || fi.st[i].kind != fo.st[i].kind ||
+				    fi.st[i].peer != fo.st[i].peer || fi.st[i].len != fo.st[i].len)
+					break;
+			if (i < fi.n || i < fo.n) {
+				fprintf(stderr, "# %s: transfer %u differs from out of place\n",
+					what, i);
+				fails++;
+			}
+			if (pi->scratch_bytes > po->scratch_bytes) {
+				fprintf(stderr, "# %s: %llu bytes of scratch, %llu out of place\n",
+					what, (unsigned long long)pi->scratch_bytes,
+					(unsigned long long)po->scratch_bytes);
+				fails++;
+			}
+			scr_ip[mi] += pi->scratch_bytes;
+			scr_oop[mi] += po->scratch_bytes;
+next:
+			flat_free(&fi);
+			flat_free(&fo);
+			kc_plan_free(pi);
+			kc_plan_free(po);
+			if (fails > 50)
+				goto out;
+		}
+	}
+out:
+	for (ti = 0; ti < nt; ti++)
+		kc_topo_free(&tp[ti].t);
+	for (mi = 0; mi < NWMIXES; mi++) {
+		struct kc_algo_cfg cfg;
+
+		wmix(mi, &cfg);
+		printf("# scratch in place / out of place, %s/%s/%s: %llu / %llu bytes\n",
+		       kc_algo_name(cfg.algo[0]), kc_algo_name(cfg.algo[1]),
+		       kc_algo_name(cfg.algo[2]), (unsigned long long)scr_ip[mi],
+		       (unsigned long long)scr_oop[mi]);
+	}
+	printf("# %u plan pairs compared\n", n);
+	fflush(stdout);
+	EXPECT_EQ(0, fails);
+}
+
 TEST_HARNESS_MAIN

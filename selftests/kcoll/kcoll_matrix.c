@@ -5,7 +5,8 @@
  * shape: 0 elements, 1, p - 1, a count not divisible by p, 1 MiB and (when
  * asked) 64 MiB; out of place and in place (NCCL's convention, see
  * uapi/linux/kcoll.h); fp32 sum of integer values (exact in any order)
- * and int32 sum.
+ * and int32 sum.  Inputs must not change outside the results (in place,
+ * ReduceScatter keeps the caller's other blocks).
  *
  * Sizes in bytes follow nccl-tests: the size is that of the operation's
  * largest buffer, so AllGather, Gather, ReduceScatter, Scatter and
@@ -150,6 +151,8 @@ struct opcase {
 	size_t maplen;
 	void *send, *recv;		/* as submitted */
 	size_t sn, rn;			/* elements */
+	unsigned char *snap;		/* the input as filled in (see check_input) */
+	size_t snaplen;
 	__u64 cnt[4][64];		/* AlltoAllv */
 };
 
@@ -236,7 +239,42 @@ static int fill_case(struct opcase *oc, __u32 op, __u32 dt, bool inplace,
 		for (r = 0; r < p; r++)
 			for (i = 0; i < oc->cnt[0][r]; i++)
 				put(oc->send, oc->cnt[1][r] + i, dt, a2av_val(me, r, i));
+	/* out of place the send buffer (the start of the map), in place all of it */
+	oc->snaplen = oc->inplace && op != KCOLL_OP_BARRIER ? oc->maplen : sbytes;
+	oc->snap = malloc(oc->snaplen ? oc->snaplen : 1);
+	if (!oc->snap)
+		return -1;
+	memcpy(oc->snap, oc->map, oc->snaplen);
 	return 0;
+}
+
+/*
+ * Elements of rank @me's input that changed outside its result: out of
+ * place the send buffer is only read; in place only the receive area is
+ * written (ReduceScatter and the root of Scatter keep the other blocks
+ * of their buffer), and nothing at all where there is no result (Reduce
+ * and Gather off the root).
+ */
+static __u64 check_input(struct __test_metadata *_metadata, const struct opcase *oc,
+			 unsigned int p, unsigned int me, const char *what)
+{
+	size_t lo = 0, hi = 0, i;
+	__u64 bad = 0;
+
+	if (oc->inplace && oc->op != KCOLL_OP_BARRIER &&
+	    !((oc->op == KCOLL_OP_REDUCE || oc->op == KCOLL_OP_GATHER) && me != p - 1)) {
+		lo = (size_t)((char *)oc->recv - (char *)oc->map);
+		hi = lo + oc->rn * 4;
+	}
+	for (i = 0; i + 4 <= oc->snaplen; i += 4) {
+		if (i >= lo && i < hi)
+			continue;
+		if (memcmp((char *)oc->map + i, oc->snap + i, 4) && bad++ < 3)
+			TH_LOG("%s %s: element %zu of the %s changed (%g, was %g)", what,
+			       op_name[oc->op], i / 4, oc->inplace ? "buffer" : "send buffer",
+			       get((char *)oc->map + i, 0, oc->dtype), get(oc->snap + i, 0, oc->dtype));
+	}
+	return bad;
 }
 
 /* Wrong elements in rank @me's result (the root checks rooted results). */
@@ -364,9 +402,12 @@ static void run_window(struct __test_metadata *_metadata, FIXTURE_DATA(matrix) *
 			       (cpl.complete_ns - cpl.submit_ns) / 1e6);
 	}
 	for (j = from; j < to; j++) {
-		if (ok[j])
+		if (ok[j]) {
 			EXPECT_EQ(0, check_case(_metadata, &oc[j], p, me, n[j], what));
+			EXPECT_EQ(0, check_input(_metadata, &oc[j], p, me, what));
+		}
 		munmap(oc[j].map, oc[j].maplen ? oc[j].maplen : 1);
+		free(oc[j].snap);
 	}
 }
 

@@ -361,7 +361,9 @@ struct kcoll_buf {
  * @recv: receive buffer.  In place, as in NCCL, when the addresses say
  *	so: equal for AllReduce, Broadcast, Reduce and AlltoAll(v); recv =
  *	send + rank * count elements for ReduceScatter and Scatter; send =
- *	recv + rank * count elements for AllGather and Gather
+ *	recv + rank * count elements for AllGather and Gather.  In place,
+ *	only the receive area is written: ReduceScatter (and the root of
+ *	Scatter) leave the other blocks of the send buffer as they were
  * @scounts: AlltoAllv: pointer to __u64[nranks] elements sent to each rank
  * @sdispls: AlltoAllv: pointer to __u64[nranks] send displacements
  * @rcounts: AlltoAllv: pointer to __u64[nranks] elements from each rank
