@@ -569,7 +569,7 @@ TEST(largest_chunk_from_mid_page_exact)
 	size_t count = (30 * (size_t)pg * 5 + 100) / 4, i, bytes = count * 4;
 	struct kcoll_comm_create cc = { .size = sizeof(cc) };
 	char *mem = map_buf(bytes + 2 * pg);
-	float *b = (float *)(mem + 100);
+	float *b = (void *)(mem + 100);	/* 4-aligned, mid-page */
 	struct kcoll_completion cpl;
 	struct kcoll_submit s = { 0 };
 	struct cluster c;
