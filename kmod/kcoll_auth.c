@@ -54,8 +54,9 @@ int kcoll_auth_init(struct kcoll_comm *comm, const u8 *secret, u32 len)
 		return 0;
 	tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
 	if (IS_ERR(tfm)) {
-		pr_err("comm %llu: no hmac(sha256) in this kernel: %ld\n", comm->id,
-		       PTR_ERR(tfm));
+		/* Every creation with a secret would say it: the shared limit. */
+		kcoll_warn_rl("comm %llu: no hmac(sha256) in this kernel: %ld\n", comm->id,
+			      PTR_ERR(tfm));
 		return PTR_ERR(tfm);
 	}
 	ret = crypto_shash_setkey(tfm, secret, len);
