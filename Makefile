@@ -48,14 +48,14 @@ ALGO_OBJS := $(ALGO_SRCS:%.c=$(OBJDIR)/%.o)
 ALGO_LIB := $(OBJDIR)/libkcalgo.a
 
 # Test programs of the algorithm suite: one binary per selftests/algo/test_*.c,
-# linked with the shared helpers selftests/algo/lib_*.c.
+# linked with the threaded transport tools/threads/tw*.c.
 ALGO_TEST_SRCS := $(sort $(wildcard selftests/algo/test_*.c))
-ALGO_TEST_LIBSRCS := $(sort $(wildcard selftests/algo/lib_*.c))
+ALGO_TEST_LIBSRCS := $(sort $(wildcard tools/threads/tw*.c))
 ALGO_TEST_LIBOBJS := $(ALGO_TEST_LIBSRCS:%.c=$(OBJDIR)/%.o)
 ALGO_TESTS := $(ALGO_TEST_SRCS:selftests/algo/%.c=$(OBJDIR)/selftests/algo/%)
 
-BENCH_PLAN := $(OBJDIR)/tools/bench_plan
-DEMO_SIM := $(OBJDIR)/tools/demo_sim
+BENCH_PLAN := $(OBJDIR)/tools/bench/bench_plan
+DEMO_SIM := $(OBJDIR)/tools/threads/demo_sim
 
 .PHONY: all userspace deps check check-algo demo demo-sim bench-plan clean module
 .DEFAULT_GOAL := all
@@ -76,10 +76,13 @@ $(ALGO_LIB): $(ALGO_OBJS)
 $(OBJDIR)/selftests/algo/%: $(OBJDIR)/selftests/algo/%.o $(ALGO_TEST_LIBOBJS) $(ALGO_LIB)
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
-# The demo and plan benchmark reuse the test build's threaded transport.
-$(OBJDIR)/tools/%.o: CFLAGS_US += -I$(TOP)/selftests/algo
+# The demo and the algorithm suite share the threaded transport.
+$(ALGO_TESTS:%=%.o) $(DEMO_SIM).o: CFLAGS_US += -I$(TOP)/tools/threads
 
-$(OBJDIR)/tools/%: $(OBJDIR)/tools/%.o $(ALGO_TEST_LIBOBJS) $(ALGO_LIB)
+$(DEMO_SIM): $(DEMO_SIM).o $(ALGO_TEST_LIBOBJS) $(ALGO_LIB)
+	$(CC) -o $@ $^ $(LDFLAGS_US)
+
+$(BENCH_PLAN): $(BENCH_PLAN).o $(ALGO_LIB)
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
 # The test helpers include the kselftest harness, extracted by `make deps`.
@@ -137,23 +140,23 @@ clean:
 
 JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
 JSONC_LIBS := $(or $(shell pkg-config --libs json-c 2>/dev/null),-ljson-c)
-SIM_SRCS := $(sort $(wildcard tools/sim/*.c))
+SIM_SRCS := $(filter-out tools/sim/coll_sim.c,$(sort $(wildcard tools/sim/*.c)))
 SIM_OBJS := $(SIM_SRCS:%.c=$(OBJDIR)/%.o)
 # SAN=1 builds coll-sim-san, as coll-perf-san: never a sanitized coll-sim.
 COLL_SIM := $(BUILD)/bin/coll-sim$(if $(filter 1,$(SAN)),-san)
-BENCH_SELECT := $(OBJDIR)/tools/bench_select
+BENCH_SELECT := $(OBJDIR)/tools/bench/bench_select
 SIM_TEST_SRCS := $(sort $(wildcard selftests/sim/test_*.c))
 SIM_TESTS := $(SIM_TEST_SRCS:selftests/sim/%.c=$(OBJDIR)/selftests/sim/%)
 
-$(SIM_OBJS) $(OBJDIR)/tools/coll_sim.o $(BENCH_SELECT).o $(SIM_TESTS:%=%.o): \
+$(SIM_OBJS) $(OBJDIR)/tools/sim/coll_sim.o $(BENCH_SELECT).o $(SIM_TESTS:%=%.o): \
 	CFLAGS_US += -I$(TOP)/tools/sim $(JSONC_CFLAGS)
 $(SIM_TESTS:%=%.o): | $(KSFT_DIR)/kselftest_harness.h
 
 # Rank tables are read by libcoll's parser: its static archive (COLL_A
 # of the libcoll section below, which is not defined yet at this point).
 SIM_COLL_A = $(BUILD)/lib$(if $(filter 1,$(SAN)),-san)/libcoll.a
-$(OBJDIR)/tools/coll_sim.o: CFLAGS_US += -I$(TOP)/lib
-$(COLL_SIM): $(OBJDIR)/tools/coll_sim.o $(SIM_OBJS) $(ALGO_LIB) $(SIM_COLL_A)
+$(OBJDIR)/tools/sim/coll_sim.o: CFLAGS_US += -I$(TOP)/lib
+$(COLL_SIM): $(OBJDIR)/tools/sim/coll_sim.o $(SIM_OBJS) $(ALGO_LIB) $(SIM_COLL_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 
@@ -209,7 +212,7 @@ VM_DEB_PACKAGES := qemu-system-x86 qemu-system-data busybox-static cpio \
 	xz-utils zstd kmod util-linux iproute2 shellcheck \
 	linux-image-amd64 linux-image-6.12-amd64 \
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
-KCOLL_VM := $(TOP)/tools/kcoll-vm
+KCOLL_VM := $(TOP)/tools/vm/kcoll-vm
 
 .PHONY: check-vm-smoke check-vm-modload vm-initrd vm-cleanup vm-shellcheck
 
@@ -260,7 +263,7 @@ vm-shellcheck:
 COLL_SOVERSION := 1
 LIBNL_CFLAGS := $(or $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null),-I/usr/include/libnl3)
 LIBNL_LIBS := $(or $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null),-lnl-genl-3 -lnl-3)
-COLLCTL_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(wildcard tools/collctl_*.c)))
+COLLCTL_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(wildcard tools/collctl/collctl_*.c)))
 COLL_VERSION := 0.1.0
 COLL_LIBDIR := $(BUILD)/lib$(if $(filter 1,$(SAN)),-san)
 COLL_SRCS := $(sort $(wildcard lib/*.c))
@@ -281,12 +284,12 @@ BINDIR ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MANDIR ?= $(PREFIX)/share/man
 
-$(COLL_OBJS) $(COLL_PIC_OBJS) $(OBJDIR)/tools/coll_perf.o $(OBJDIR)/tools/collctl.o \
+$(COLL_OBJS) $(COLL_PIC_OBJS) $(OBJDIR)/tools/coll-perf/coll_perf.o $(OBJDIR)/tools/collctl/collctl.o \
 	$(LIB_TESTS:%=%.o) $(OBJDIR)/selftests/lib/vm_async.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
-$(OBJDIR)/tools/collctl.o $(COLLCTL_PARTS) $(OBJDIR)/selftests/lib/test_collctl.o: \
-	CFLAGS_US += -I$(TOP)/tools $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+$(OBJDIR)/tools/collctl/collctl.o $(COLLCTL_PARTS) $(OBJDIR)/selftests/lib/test_collctl.o: \
+	CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
 # collctl calibrate runs collectives: libcoll's header too.
-$(OBJDIR)/tools/calibrate.o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools $(JSONC_CFLAGS)
+$(OBJDIR)/tools/collctl/calibrate.o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools/collctl $(JSONC_CFLAGS)
 $(LIB_TESTS:%=%.o): | $(KSFT_DIR)/kselftest_harness.h
 
 $(OBJDIR)/lib/pic/%.o: lib/%.c
@@ -311,11 +314,11 @@ $(COLL_PC): lib/libcoll.pc.in $(MAKEFILE_LIST)
 		-e 's|@VERSION@|$(COLL_VERSION)|' $< >$@
 
 # The tools link the static archive: they run from build/bin/ anywhere.
-$(COLL_PERF): $(OBJDIR)/tools/coll_perf.o $(COLL_A)
+$(COLL_PERF): $(OBJDIR)/tools/coll-perf/coll_perf.o $(COLL_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 
-$(COLLCTL): $(OBJDIR)/tools/collctl.o $(OBJDIR)/tools/calibrate.o $(COLLCTL_PARTS) $(COLL_A) \
+$(COLLCTL): $(OBJDIR)/tools/collctl/collctl.o $(OBJDIR)/tools/collctl/calibrate.o $(COLLCTL_PARTS) $(COLL_A) \
 	$(ALGO_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
@@ -324,8 +327,8 @@ $(COLLCTL): $(OBJDIR)/tools/collctl.o $(OBJDIR)/tools/calibrate.o $(COLLCTL_PART
 $(OBJDIR)/selftests/lib/test_collctl: $(COLLCTL_PARTS) $(ALGO_LIB)
 $(OBJDIR)/selftests/lib/test_collctl: LDFLAGS_US += $(LIBNL_LIBS)
 # collctl calibrate's fit against the module's model, no cluster needed.
-$(OBJDIR)/selftests/lib/test_collctl_fit: $(OBJDIR)/tools/collctl_fit.o $(ALGO_LIB)
-$(OBJDIR)/selftests/lib/test_collctl_fit.o: CFLAGS_US += -I$(TOP)/tools
+$(OBJDIR)/selftests/lib/test_collctl_fit: $(OBJDIR)/tools/collctl/collctl_fit.o $(ALGO_LIB)
+$(OBJDIR)/selftests/lib/test_collctl_fit.o: CFLAGS_US += -I$(TOP)/tools/collctl
 
 # The end-to-end programs of the virtual cluster (selftests/lib/vm_e2e.sh).
 LIB_VM_TESTS := $(OBJDIR)/selftests/lib/vm_async
@@ -355,14 +358,14 @@ install-lib: libcoll
 		-e 's|@VERSION@|$(COLL_VERSION)|' lib/libcoll.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc
 	install -d $(DESTDIR)$(MANDIR)/man3
-	install -m 0644 lib/man/coll.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 lib/coll.3 $(DESTDIR)$(MANDIR)/man3/
 
 install-tools: coll-tools $(COLL_SIM)
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(COLL_PERF) $(COLLCTL) $(COLL_SIM) $(DESTDIR)$(BINDIR)/
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
-	install -m 0644 lib/man/coll-perf.1 lib/man/coll-sim.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 0644 lib/man/collctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 tools/coll-perf/coll-perf.1 tools/sim/coll-sim.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 tools/collctl/collctl.8 $(DESTDIR)$(MANDIR)/man8/
 
 install: install-lib install-tools
 
@@ -552,8 +555,8 @@ $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 # kcoll_auth plays impostors with librdmacm and OpenSSL and reads the
 # refusal counters through collctl's netlink client.
 KC_AUTH := $(OBJDIR)/selftests/kcoll/kcoll_auth
-$(KC_AUTH).o: CFLAGS_US += -I$(TOP)/tools $(LIBNL_CFLAGS)
-$(KC_AUTH): $(KC_AUTH).o $(OBJDIR)/tools/collctl_nl.o
+$(KC_AUTH).o: CFLAGS_US += -I$(TOP)/tools/collctl $(LIBNL_CFLAGS)
+$(KC_AUTH): $(KC_AUTH).o $(OBJDIR)/tools/collctl/collctl_nl.o
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(LIBNL_LIBS) -lrdmacm -libverbs -lcrypto
 
 # kcoll_observe asks the generic netlink family with libnl-genl-3.
@@ -779,7 +782,8 @@ checkpatch: $(CHECKPATCH)
 # Every gate fails on any finding; what a gate deliberately ignores is
 # listed, each with its reason, in selftests/lint/.
 KC_LINT_KFILES = $(wildcard kmod/*.c kmod/*.h algo/*.c algo/*.h uapi/linux/*.h)
-KC_LINT_USFILES = $(wildcard algo/*.c lib/*.c tools/*.c tools/sim/*.c selftests/*/*.c)
+KC_LINT_USFILES = $(wildcard algo/*.c lib/*.c tools/bench/bench_plan.c tools/bench/bench_select.c \
+	tools/collctl/*.c tools/coll-perf/*.c tools/sim/*.c tools/threads/*.c selftests/*/*.c)
 KC_CP_IGNORE = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' \
 	$(TOP)/selftests/lint/checkpatch.ignore | paste -sd, -)
 
@@ -814,9 +818,9 @@ lint-docs: $(KERNEL_DOC) $(COLL_SIM)
 	@echo "  kernel-doc: 0 warnings in $$(ls $(KC_KDOC_FILES) | wc -l) files; $(KC_DOC_IOCTL) and diagrams current"
 
 # Every tool's --help against its man page (an option missing there fails).
-KC_MANPAGES := $(BUILD)/bin/coll-perf=lib/man/coll-perf.1 \
-	$(BUILD)/bin/collctl=lib/man/collctl.8 $(COLL_SIM)=lib/man/coll-sim.1 \
-	$(KCOLL_VM)=lib/man/kcoll-vm.1
+KC_MANPAGES := $(BUILD)/bin/coll-perf=tools/coll-perf/coll-perf.1 \
+	$(BUILD)/bin/collctl=tools/collctl/collctl.8 $(COLL_SIM)=tools/sim/coll-sim.1 \
+	$(KCOLL_VM)=tools/vm/kcoll-vm.1
 lint-man: $(BUILD)/bin/coll-perf $(BUILD)/bin/collctl $(COLL_SIM)
 	@$(TOP)/selftests/lint/manpages.sh $(KC_MANPAGES)
 
@@ -842,7 +846,7 @@ lint-uapi:
 
 lint-cppcheck:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance --inline-suppr \
-		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo -I$(TOP)/lib -I$(TOP)/tools/sim \
+		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo -I$(TOP)/lib -I$(TOP)/tools/sim -I$(TOP)/tools/threads \
 		-I$(KSFT_DIR) --suppressions-list=$(TOP)/selftests/lint/cppcheck.supp \
 		$(KC_LINT_USFILES) && \
 	echo "  cppcheck: 0 findings in $(words $(KC_LINT_USFILES)) files"
@@ -1049,7 +1053,8 @@ bench-tune: deps-bench module coll-tools
 bench-lint: $(MPI_COLL_BENCH) $(BENCH_REDUCE)
 	shellcheck $(TOP)/tools/bench/*.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
-		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo $(TOP)/tools/bench/*.c
+		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo \
+		$(TOP)/tools/bench/mpi_coll_bench.c $(TOP)/tools/bench/bench_reduce.c
 	for f in $(TOP)/tools/bench/*.py; do \
 		python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' $$f || exit 1; done
 

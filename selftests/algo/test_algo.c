@@ -22,7 +22,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include "kselftest_harness.h"
-#include "lib_case.h"
+#include "tw_case.h"
 #include "kc_reduce.h"
 
 /* Case counters shared by the forked tests. */

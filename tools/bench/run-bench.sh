@@ -87,7 +87,7 @@ for ((first = 1; first <= REPS; first += PER_BOOT)); do
 	n=$PER_BOOT
 	((first + n - 1 > REPS)) && n=$((REPS - first + 1))
 	boot=$((boot + 1))
-	run=(nice -n 5 "$TOP/tools/kcoll-vm" run -n 4 --kernel "$KVER" --mem 1024 --mtu "$MTU"
+	run=(nice -n 5 "$TOP/tools/vm/kcoll-vm" run -n 4 --kernel "$KVER" --mem 1024 --mtu "$MTU"
 		--module "$MODULE" -t "${BENCH_TIMEOUT:-$((5400 * n))}" --run-dir "$OUT/runs/boot$boot" --output-ranks 0
 		--setup "$TOP/tools/bench/sshd-setup.sh $OUT/ssh/id"
 		-e BENCH_TOP="$TOP" -e BENCH_SSH_KEY="$OUT/ssh/id" -e BENCH_REPS="$n"

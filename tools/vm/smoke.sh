@@ -16,7 +16,7 @@
 # Exit 0 when all checks pass, 4 when the runner cannot run here, else 1.
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-vm=$top/tools/kcoll-vm
+vm=$top/tools/vm/kcoll-vm
 logs=${KCOLL_VM_CACHE:-$top/build/vm}/smoke
 timeout=${SMOKE_TIMEOUT:-300}
 mkdir -p "$logs"

@@ -21,7 +21,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
-#include "lib_tw.h"
+#include "tw.h"
 
 enum tw_kind { TW_DATA, TW_CREDIT, TW_GONE };
 

@@ -9,7 +9,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "lib_case.h"
+#include "tw_case.h"
 #include "kc_reduce.h"
 
 static void usage(FILE *f)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "lib_case.h"
+#include "tw_case.h"
 #include "kc_reduce.h"
 
 /*

@@ -11,7 +11,7 @@
 #define KC_TEST_CASE_H
 
 #include "kc_coll.h"
-#include "lib_tw.h"
+#include "tw.h"
 
 struct tc_case {
 	const struct kc_topo *topo;
