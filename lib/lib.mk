@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# libcoll (lib/: coll.h, libcoll.so.1 with its soname, libcoll.a,
+# libcoll.pc, the man page coll.3).
+#
+#   make libcoll       build/lib/libcoll.so.1, libcoll.a, libcoll.pc
+#   make install-lib   header, libraries, libcoll.pc and coll.3 into
+#                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local, LIBDIR=PREFIX/lib)
+#
+# Debian packages: libjson-c-dev, pkg-config (in deps).
+
+COLL_SOVERSION := 1
+COLL_VERSION := 0.1.0
+COLL_LIBDIR := $(BUILD)/lib$(if $(filter 1,$(SAN)),-san)
+COLL_SRCS := $(sort $(wildcard lib/*.c))
+COLL_OBJS := $(COLL_SRCS:%.c=$(OBJDIR)/%.o)
+COLL_PIC_OBJS := $(COLL_SRCS:lib/%.c=$(OBJDIR)/lib/pic/%.o)
+COLL_SO := $(COLL_LIBDIR)/libcoll.so.$(COLL_VERSION)
+COLL_A := $(COLL_LIBDIR)/libcoll.a
+COLL_PC := $(COLL_LIBDIR)/libcoll.pc
+
+$(COLL_OBJS) $(COLL_PIC_OBJS): CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
+
+$(OBJDIR)/lib/pic/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_US) -fPIC -fvisibility=default -c $< -o $@
+
+$(COLL_A): $(COLL_OBJS)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(COLL_SO): $(COLL_PIC_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libcoll.so.$(COLL_SOVERSION) -Wl,--no-undefined \
+		-o $@ $^ $(SANFLAGS) $(JSONC_LIBS)
+	ln -sf libcoll.so.$(COLL_VERSION) $(COLL_LIBDIR)/libcoll.so.$(COLL_SOVERSION)
+	ln -sf libcoll.so.$(COLL_SOVERSION) $(COLL_LIBDIR)/libcoll.so
+
+$(COLL_PC): lib/libcoll.pc.in Makefile lib/lib.mk
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(COLL_VERSION)|' $< >$@
+
+.PHONY: libcoll install-lib
+libcoll: $(COLL_SO) $(COLL_A) $(COLL_PC)
+
+install-lib: libcoll
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0644 lib/coll.h $(DESTDIR)$(INCLUDEDIR)/coll.h
+	install -m 0755 $(COLL_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libcoll.so.$(COLL_VERSION) $(DESTDIR)$(LIBDIR)/libcoll.so.$(COLL_SOVERSION)
+	ln -sf libcoll.so.$(COLL_SOVERSION) $(DESTDIR)$(LIBDIR)/libcoll.so
+	install -m 0644 $(COLL_A) $(DESTDIR)$(LIBDIR)/
+	@# written here, not copied: PREFIX/LIBDIR of this install, not of the build
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(COLL_VERSION)|' lib/libcoll.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc
+	install -d $(DESTDIR)$(MANDIR)/man3
+	install -m 0644 lib/coll.3 $(DESTDIR)$(MANDIR)/man3/

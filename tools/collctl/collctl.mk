@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# collctl (build/bin/collctl, man page tools/collctl/collctl.8): the
+# module's generic netlink family through libnl-genl-3, sysfs, and
+# `collctl calibrate`, which runs collectives through libcoll and fits the
+# link model to them (calibrate.c, collctl_fit.c).  Its netlink,
+# formatting, explain and fit parts (collctl_*.c) are also linked into
+# selftests/lib/test_collctl, test_collctl_fit and selftests/kcoll/kcoll_auth.
+#
+# Debian packages: libjson-c-dev, libnl-genl-3-dev (in deps).
+
+COLLCTL_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(wildcard tools/collctl/collctl_*.c)))
+COLLCTL := $(BUILD)/bin/collctl$(if $(filter 1,$(SAN)),-san)
+
+$(OBJDIR)/tools/collctl/collctl.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
+$(OBJDIR)/tools/collctl/collctl.o $(COLLCTL_PARTS): \
+	CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+# collctl calibrate runs collectives: libcoll's header too.
+$(OBJDIR)/tools/collctl/calibrate.o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools/collctl $(JSONC_CFLAGS)
+
+# The tools link the static archive: they run from build/bin/ anywhere.
+$(COLLCTL): $(OBJDIR)/tools/collctl/collctl.o $(OBJDIR)/tools/collctl/calibrate.o $(COLLCTL_PARTS) $(COLL_A) \
+	$(ALGO_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
+
+TOOLS_BIN += $(COLLCTL)
+TOOLS_MAN8 += tools/collctl/collctl.8
