@@ -393,7 +393,7 @@ FIXTURE_SETUP(pair)
 	unsigned int port = 17400 + 10 * env_u32("KCOLL_LOCAL_RANK", 0);
 
 	if (local_pair(&self->c0, 0, port) || local_pair(&self->c1, 1, port))
-		SKIP(return, "needs KCOLL_IP, the node's RoCE address (tools/kcoll-vm)");
+		SKIP(return, "needs KCOLL_IP, the node's RoCE address (tools/vm/kcoll-vm)");
 	imp_table_digest(self->c0.ranks, 2, self->table);
 	self->cr.c = self->c0;
 	self->cr.secret = SECRET;

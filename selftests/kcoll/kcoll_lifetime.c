@@ -117,7 +117,7 @@ static int refcnt(void)
 	return n;
 }
 
-/* The copy of kcoll.ko the runner loaded (tools/kcoll-vm), if any. */
+/* The copy of kcoll.ko the runner loaded (tools/vm/kcoll-vm), if any. */
 static int module_file(char *path, size_t len)
 {
 	const char *env = getenv("KCOLL_TEST_KO");

@@ -12,7 +12,7 @@
  * largest buffer, so AllGather, Gather, ReduceScatter, Scatter and
  * AlltoAll(v) move size / p per rank and block; the others move size.
  *
- * The same binary runs on every layout of tools/kcoll-vm: 4 VMs of one
+ * The same binary runs on every layout of tools/vm/kcoll-vm: 4 VMs of one
  * rank, 8 ranks as 2 per VM (level0 exists), asymmetric super-nodes.
  * The environment chooses what runs (the same on every rank):
  *   KCOLL_MATRIX_ALGOS  comma-separated variant names (default: all)

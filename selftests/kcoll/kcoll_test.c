@@ -10,7 +10,7 @@
  * and unloading in kcoll_lifetime.c, random operations in kcoll_soak.c,
  * injected faults in kcoll_fault.c.
  *
- * Run one copy per rank (tools/kcoll-vm sets KCOLL_RANK, KCOLL_NRANKS,
+ * Run one copy per rank (tools/vm/kcoll-vm sets KCOLL_RANK, KCOLL_NRANKS,
  * KCOLL_NODE_IPS, KCOLL_PORT, KCOLL_LOCAL_RANK, KCOLL_RANKS_PER_NODE).
  * Without those variables the multi-rank tests run as a single rank.
  * Every rank runs the same tests in the same order; each test opens its

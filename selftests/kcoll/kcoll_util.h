@@ -2,7 +2,7 @@
 /*
  * Helpers shared by the kcoll.ko selftests: opening /dev/kcoll (skipping
  * when the module is not loaded), the cluster's rank table from the
- * environment tools/kcoll-vm gives every rank, and thin ioctl wrappers.
+ * environment tools/vm/kcoll-vm gives every rank, and thin ioctl wrappers.
  *
  * Include after kselftest_harness.h.
  */

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run the kcoll kselftest binaries given as arguments one after the other
-# on this rank (inside a tools/kcoll-vm node, where every rank runs the
+# on this rank (inside a tools/vm/kcoll-vm node, where every rank runs the
 # same list in the same order), each with its own TAP output, and end with
 # one line per binary (its TAP counts and time) and a total.  Exits 1 if
 # any binary failed or skipped everything (exit 4: in the cluster the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libcoll's rank table parser: HCCL v1.0 and v1.2 tables (and the shape
- * tools/kcoll-vm writes) load with the right ranks, servers, super pods,
+ * tools/vm/kcoll-vm writes) load with the right ranks, servers, super pods,
  * addresses and ports; every malformed table fails with -EINVAL, creates
  * nothing, and its message names the file and the field (and the rank
  * where there is one).
@@ -84,7 +84,7 @@ TEST(hccl_v1_2_table_assigns_super_pods_and_kcoll_overrides)
 	coll_ranktable_free(rt);
 }
 
-/* The file tools/kcoll-vm writes (write_ranktable), 2 nodes x 2 ranks. */
+/* The file tools/vm/kcoll-vm writes (write_ranktable), 2 nodes x 2 ranks. */
 TEST(kcoll_vm_table_file_loads)
 {
 	static const char vm[] =

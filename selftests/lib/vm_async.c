@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libcoll's asynchronous path on a real module (run on every rank by
- * tools/kcoll-vm, see vm_e2e.sh): 16 AllReduces in flight at once,
+ * tools/vm/kcoll-vm, see vm_e2e.sh): 16 AllReduces in flight at once,
  * completed through the eventfd in a poll loop with coll_test, then 16
  * more through coll_wait_all; registered and unregistered buffers; every
  * result checked exactly.  Exit 0 on success, 1 with a message otherwise.

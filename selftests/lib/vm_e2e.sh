@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # libcoll end to end inside the virtual cluster, run on every rank:
-#   tools/kcoll-vm run -n 2 --module kcoll.ko -- selftests/lib/vm_e2e.sh
+#   tools/vm/kcoll-vm run -n 2 --module kcoll.ko -- selftests/lib/vm_e2e.sh
 # Every operation of coll-perf with exact checking (#wrong 0, else
 # coll-perf exits 1), every type and reduction of AllReduce, a forced
 # algorithm, a forced algorithm that falls back reported by collctl show
@@ -15,7 +15,7 @@
 # ranks (the same model on both nodes).
 set -eu
 B=${COLL_BIN:-build/bin}
-r=${KCOLL_RANK:?run me through tools/kcoll-vm}
+r=${KCOLL_RANK:?run me through tools/vm/kcoll-vm}
 OUT=${KCOLL_OUTDIR:-/tmp}
 SYS=/sys/class/misc/kcoll
 

@@ -3,7 +3,7 @@
 #
 # A forced algorithm that does not run is reported end to end, run on every
 # rank (vm_e2e.sh runs it; alone, 2 VMs take about a minute):
-#   tools/kcoll-vm run -n 2 --module kcoll.ko -- selftests/lib/vm_fallback.sh
+#   tools/vm/kcoll-vm run -n 2 --module kcoll.ko -- selftests/lib/vm_fallback.sh
 # coll-perf runs AlltoAll with 'level0:NA;level1:ring' on every rank: Ring
 # has no AlltoAll, so each operation falls back to automatic selection
 # (Documentation/algorithms.md, "Forced algorithms").  Rank 0 checks that
@@ -13,7 +13,7 @@
 # (once per kind of operation, not one per operation).
 set -eu
 B=${COLL_BIN:-build/bin}
-r=${KCOLL_RANK:?run me through tools/kcoll-vm}
+r=${KCOLL_RANK:?run me through tools/vm/kcoll-vm}
 OUT=${KCOLL_OUTDIR:-/tmp}
 
 fail() { echo "vm_fallback: $*" >&2; exit 1; }

@@ -5,7 +5,7 @@
 # configured, and what cannot is reported (Documentation/algorithms.md,
 # "Forced algorithms").  8 ranks on 4 VMs, about three minutes:
 #   make check-vm-forced, or
-#   tools/kcoll-vm run -n 4 -k 2 --module kcoll.ko -- selftests/lib/vm_forced.sh
+#   tools/vm/kcoll-vm run -n 4 -k 2 --module kcoll.ko -- selftests/lib/vm_forced.sh
 # On every rank coll-perf runs, each on a communicator of its own:
 #   AllReduce 'level0:tree;level1:NA': Tree at level0, a flat algorithm
 #     at level1, no fallback (Pipeline ran both levels before);
@@ -15,7 +15,7 @@
 # Rank 0 reads its communicator's last operations from collctl -j show.
 set -eu
 B=${COLL_BIN:-build/bin}
-r=${KCOLL_RANK:?run me through tools/kcoll-vm}
+r=${KCOLL_RANK:?run me through tools/vm/kcoll-vm}
 n=${KCOLL_NRANKS:-0}
 OUT=${KCOLL_OUTDIR:-/tmp}
 

@@ -4,7 +4,7 @@
 # Where a VM's one vCPU goes during a large AllReduce, and during the link
 # test that loads it the same way (make bench-profile; issue 8 asks what
 # limits busbw against ib_write_bw).  Run on every rank of 4 VMs by
-#   tools/kcoll-vm run -n 4 --module kcoll.ko -- tools/bench/profile-node.sh
+#   tools/vm/kcoll-vm run -n 4 --module kcoll.ko -- tools/bench/profile-node.sh
 # Every node samples its whole system (perf record -a, cpu-clock: TCG has
 # no hardware counters) during
 #   kcoll   coll-perf AllReduce of PROFILE_BYTES (default 8M), automatic;
@@ -15,7 +15,7 @@
 # $KCOLL_OUTDIR.
 set -eu
 B=${COLL_BIN:-build/bin}
-r=${KCOLL_RANK:?run me through tools/kcoll-vm}
+r=${KCOLL_RANK:?run me through tools/vm/kcoll-vm}
 : "${KCOLL_NODE:?}"	# perf_node pairs the nodes by it
 OUT=${KCOLL_OUTDIR:?}
 BYTES=${PROFILE_BYTES:-8M}

@@ -4,7 +4,7 @@
 # Message size and send window against AllReduce time (make bench-tune;
 # issue 8: "chunk size and number of chunks in flight tuned per level,
 # verify each by measurement").  Run on every rank of 4 VMs by
-#   tools/kcoll-vm run -n 4 --module kcoll.ko -- tools/bench/tune-node.sh
+#   tools/vm/kcoll-vm run -n 4 --module kcoll.ko -- tools/bench/tune-node.sh
 # Per repetition, in an order that rotates every repetition, each pair of
 # module defaults in TUNE_CONFIGS ("chunk_bytes:slots ...") is written to
 # /sys/class/misc/kcoll/ on every node (a file barrier makes every node
@@ -15,7 +15,7 @@
 # (rank 0 only); tools/bench/tune-report.py makes the table.
 set -eu
 B=${COLL_BIN:-build/bin}
-r=${KCOLL_RANK:?run me through tools/kcoll-vm}
+r=${KCOLL_RANK:?run me through tools/vm/kcoll-vm}
 OUT=${KCOLL_OUTDIR:?}
 R=$OUT/..
 REPS=${TUNE_REPS:-3}

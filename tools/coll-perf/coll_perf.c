@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * coll-perf: nccl-tests for kcoll.  One rank per process, started on every
- * node by a launcher (tools/kcoll-vm run, mpirun-like) with the rank table
+ * node by a launcher (tools/vm/kcoll-vm run, mpirun-like) with the rank table
  * and the rank from flags or KCOLL_RANKTABLE / KCOLL_RANK.  Prints the
  * nccl-tests table (algorithms-reference.md section 6): out of place and
  * in place time, algbw, busbw and #wrong per size, with nccl-tests' byte
@@ -49,7 +49,7 @@ static void usage(FILE *f, const char *prog)
 	fprintf(f,
 "Usage: %s [OPTION]...\n"
 "Measure and check kcoll collective operations, nccl-tests style.  Start one\n"
-"process per rank on every node (e.g. tools/kcoll-vm run -n 2 -- %s).\n"
+"process per rank on every node (e.g. tools/vm/kcoll-vm run -n 2 -- %s).\n"
 "\n"
 "  -t, --op NAME            allreduce (default), reducescatter, allgather,\n"
 "                           broadcast, reduce, scatter, gather, alltoall; the\n"
@@ -685,7 +685,7 @@ bad:
 	}
 	if (!table || !rankstr) {
 		fprintf(stderr, "%s: need a rank table and a rank: -T FILE -R RANK, or "
-			"KCOLL_RANKTABLE and KCOLL_RANK (set by tools/kcoll-vm run)\n", prog);
+			"KCOLL_RANKTABLE and KCOLL_RANK (set by tools/vm/kcoll-vm run)\n", prog);
 		return 2;
 	}
 	if (parse_int(rankstr, 0, INT32_MAX, &v)) {

@@ -2,7 +2,7 @@
 /*
  * collctl calibrate: measure the links of every topology level of a rank
  * table with the module itself and fit automatic selection's link model
- * to them (tools/collctl_fit.c).  Runs on every rank, like coll-perf.
+ * to them (collctl_fit.c).  Runs on every rank, like coll-perf.
  */
 #ifndef CALIBRATE_H
 #define CALIBRATE_H
