@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libcoll: HCCL rank tables (algorithms-reference.md 4.2), parsed with
- * json-c.
+ * libcoll: HCCL rank tables, parsed with json-c.
  *
  *   v1.0: { status, version "1.0", server_count,
  *           server_list: [ { server_id, host_ip?, device: [

@@ -12,7 +12,7 @@
  *  - AllReduce of fp32 on the even ranks, int32 (same size) on the odd;
  *  - AllReduce of 2 elements, 1 on the last rank, and ReduceScatter of
  *    68 Ki elements per rank, 64 Ki on the last (with two ranks the
- *    smaller side used to succeed with the peer's blocks misplaced);
+ *    smaller side must not succeed with the peer's blocks misplaced);
  *  - Broadcast from root 0 on the lower half, root 1 on the upper half;
  *    and from root 1 on the last rank only (NB).
  *
@@ -277,8 +277,8 @@ TEST_F_TIMEOUT(mm, broadcast_root0_against_root1, 180)
 
 /*
  * Root 1 on the last rank only, Bruck's broadcast (NB): the last rank
- * used to take its block from a rank that had it from root 0, as if root
- * 1 had sent it, and every rank succeeded.
+ * must not take its block from a rank that had it from root 0, as if root
+ * 1 had sent it, with every rank succeeding.
  */
 TEST_F_TIMEOUT(mm, broadcast_root1_on_the_last_rank, 180)
 {

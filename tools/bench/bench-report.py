@@ -6,7 +6,7 @@ Usage: bench-report.py OUTDIR
 
 Reads OUTDIR/host-info.txt and OUTDIR/runs/boot*/out/rank.0/ (vm-info.txt,
 bench-reduce.txt, rep*/...), writes OUTDIR/report.md (header, one table per
-op, the targets of issue 8, auto-selection regret), OUTDIR/bench.json
+op, the targets of Documentation/benchmark.md, auto-selection regret), OUTDIR/bench.json
 (every raw number and every statistic) and OUTDIR/busbw.png (gnuplot,
 busbw against size per op).  Every point is the median over the
 repetitions with min and max; a value a run did not produce is "-".
@@ -24,7 +24,7 @@ import phase_cpu
 
 OPS = ["allreduce", "allgather", "reducescatter", "broadcast"]
 MIB = 1 << 20
-# Targets of issue 8 (ratios from the same run).
+# The benchmark's targets (Documentation/benchmark.md; ratios from the same run).
 T_AR_UCX, T_AR_TCP, T_AR_LINK, T_LAT, T_AGRS = 1.5, 1.0, 0.85, 0.7, 1.3
 GB = 1e9
 PERFTEST_MB = 1 << 20           # perftest's MB/sec is MiB/s

@@ -44,9 +44,8 @@ bench-select: $(BENCH_SELECT)
 # against the link (perftest) on one 4-VM soft-RoCE cluster of 6.1, every
 # contender interleaved per repetition; report in build/bench/ (tables,
 # bench.json, busbw.png).  A benchmark, not a test: not in `make check`,
-# nothing gates on its numbers.  One repetition of the default sweep took
-# 2847 s on an idle host, so the default 5 take about 4 h: BENCH_QUICK=1
-# is a short run, BENCH_REPS=N sets the repetitions
+# nothing gates on its numbers.  The default 5 repetitions take hours:
+# BENCH_QUICK=1 is a short run, BENCH_REPS=N sets the repetitions
 # (tools/bench/run-bench.sh lists every knob; Documentation/benchmark.md
 # explains the output).
 BENCH_PKGS := openmpi-bin libopenmpi-dev libucx0 ucx-utils perftest dropbear-bin \

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Where a VM's one vCPU goes during a large AllReduce, and during the link
-# test that loads it the same way (make bench-profile; issue 8 asks what
-# limits busbw against ib_write_bw).  Run on every rank of 4 VMs by
+# test that loads it the same way (make bench-profile): what limits busbw
+# against ib_write_bw (Documentation/benchmark.md).  Run on every rank of
+# 4 VMs by
 #   tools/vm/kcoll-vm run -n 4 --module kcoll.ko -- tools/bench/profile-node.sh
 # Every node samples its whole system (perf record -a, cpu-clock: TCG has
 # no hardware counters) during

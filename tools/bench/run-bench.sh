@@ -28,9 +28,8 @@
 #                          slots=16"; "" for no tuned contender)
 #   BENCH_LOCK=FILE        flock FILE around every boot (a shared machine)
 #   BENCH_TIMEOUT=S        time limit of one boot (default 5400 s per
-#                          repetition it runs: one to 32 MiB took 2847 s on
-#                          an idle host); the repetitions done by then are
-#                          reported
+#                          repetition it runs); the repetitions done by
+#                          then are reported
 #   BENCH_OUT=DIR          output directory (default build/bench)
 #   KVER=6.1               guest kernel
 set -euo pipefail

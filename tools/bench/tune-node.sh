@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Message size and send window against AllReduce time (make bench-tune;
-# issue 8: "chunk size and number of chunks in flight tuned per level,
-# verify each by measurement").  Run on every rank of 4 VMs by
+# Message size and send window against AllReduce time (make bench-tune,
+# Documentation/benchmark.md): each pair of module defaults measured, not
+# guessed.  Run on every rank of 4 VMs by
 #   tools/vm/kcoll-vm run -n 4 --module kcoll.ko -- tools/bench/tune-node.sh
 # Per repetition, in an order that rotates every repetition, each pair of
 # module defaults in TUNE_CONFIGS ("chunk_bytes:slots ...") is written to

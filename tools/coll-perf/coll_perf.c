@@ -3,7 +3,7 @@
  * coll-perf: nccl-tests for kcoll.  One rank per process, started on every
  * node by a launcher (tools/vm/kcoll-vm run, mpirun-like) with the rank table
  * and the rank from flags or KCOLL_RANKTABLE / KCOLL_RANK.  Prints the
- * nccl-tests table (algorithms-reference.md section 6): out of place and
+ * nccl-tests table: out of place and
  * in place time, algbw, busbw and #wrong per size, with nccl-tests' byte
  * counts and bus bandwidth factors, and checks every result exactly.
  */

@@ -14,7 +14,8 @@
  * 1 / (beta * k), k the most flows on any port it crosses).  Level 2 runs
  * at beta * conv (convergence ratio C).  A receiver reduces what it
  * receives at gamma seconds per byte, one message after the other; copies
- * are free, as in the spec's formulas.  Credits return instantly.  The
+ * are free, as in the cost formulas of Documentation/algorithms.md.
+ * Credits return instantly.  The
  * executor's header on the first message to each peer (kc_exec.h) travels
  * with it but takes no time, like the tag: times, bytes and the cost model
  * are those of the plan's data.

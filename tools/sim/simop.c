@@ -179,7 +179,7 @@ void sim_cost_model(const struct sim_model *m, const struct kc_exec_cfg *ec,
 		out->lv[l].alpha = sim_fs(m->lv[l].alpha);
 		out->lv[l].beta = sim_fs(m->lv[l].beta);
 		out->lv[l].gamma = sim_fs(m->lv[l].gamma);
-		out->lv[l].auto_mesh = false;	/* the default's, spec 3.5 */
+		out->lv[l].auto_mesh = false;	/* the default model's value */
 	}
 	out->conv_q8 = (u32)llround(m->conv * 256);
 	out->window = ec->window;

@@ -54,11 +54,10 @@ mkdir -p /var/tmp /var/lib /var/log /run/kcvm
 ln -s /run /var/run
 chmod 1777 /var/tmp
 
-# Sleep without a fork.  Under TCG, exec'ing sleep(1) from the 9p-shared
-# /usr costs the VM's one vCPU tens of ms: the fault loop's five polls a
-# second took a quarter of it from the ranks under test (make
-# bench-profile).  read -t on a FIFO this shell holds both ends of never
-# gets data and returns when the time is up.
+# Sleep without a fork: under TCG, exec'ing sleep(1) from the 9p-shared
+# /usr takes the VM's one vCPU from the ranks under test.  read -t on a
+# FIFO this shell holds both ends of never gets data and returns when the
+# time is up.
 if mkfifo /run/kcvm/nap && exec {nap_fd}<>/run/kcvm/nap; then
 	nap() { read -rt "$1" -u "$nap_fd" || :; }
 else
