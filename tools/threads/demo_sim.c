@@ -2,9 +2,8 @@
 /*
  * demo_sim: an AllReduce across simulated ranks (one thread per rank, the
  * kernel's executor and plans, real data, in-process message queues), in
- * the nccl-tests table format.  It stands in for `make demo` until the
- * virtual soft-RoCE cluster exists.  Times are of threads on this machine,
- * not of a network.
+ * the nccl-tests table format: `make demo` without VMs or the module.
+ * Times are of threads on this machine, not of a network.
  */
 #include <getopt.h>
 #include <stdio.h>

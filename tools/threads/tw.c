@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Threaded transport for the algorithm suite.  Each rank thread owns an
- * executor and an inbox; sends copy the header and payload into a message
- * in the receiver's inbox, releasing a slot sends a credit back to the
- * sender.
+ * Threaded transport of the algorithm suite and demo_sim.  Each rank
+ * thread owns an executor and an inbox; sends copy the header and payload
+ * into a message in the receiver's inbox, releasing a slot sends a credit
+ * back to the sender.
  *
  * A rank whose operation fails (or that "dies", fault injection) sends
  * nothing more, not even credits, and tells every other rank, which calls

@@ -8,8 +8,8 @@
  * every rank still running waits for a message that cannot come, they all
  * fail with -ETIMEDOUT at once.
  */
-#ifndef KC_TEST_TW_H
-#define KC_TEST_TW_H
+#ifndef KC_TW_H
+#define KC_TW_H
 
 #include "kc_exec.h"
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Case runner and reference implementation for the algorithm suite.
+ * Case runner and reference implementation of the algorithm suite and
+ * demo_sim.
  */
 #include <malloc.h>
 #include <stdarg.h>

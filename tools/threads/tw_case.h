@@ -7,8 +7,8 @@
  * (small integers in the mantissa, as nccl-tests does); data-movement
  * operations get pseudo-random bytes so a misplaced block cannot hide.
  */
-#ifndef KC_TEST_CASE_H
-#define KC_TEST_CASE_H
+#ifndef KC_TW_CASE_H
+#define KC_TW_CASE_H
 
 #include "kc_coll.h"
 #include "tw.h"
