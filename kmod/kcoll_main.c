@@ -3,8 +3,9 @@
  * kcoll: collective communication over RDMA.  Module entry points.
  *
  * At load time it checks that an integer and a floating-point reduction
- * give the expected result, then registers the ib_client (RDMA devices),
- * the generic netlink family "kcoll" and the misc device /dev/kcoll; the
+ * give the expected result, allocates the module's workqueue, then
+ * registers the ib_client (RDMA devices), the generic netlink family
+ * "kcoll" and the misc device /dev/kcoll; the
  * family goes before the device and after it on exit, so no communicator
  * ever exists without it.  Opening the device holds a module
  * reference, so rmmod is refused while any communicator exists.
@@ -14,6 +15,7 @@
 #include <linux/init.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/workqueue.h>
 
 #include "kc_reduce.h"
 #include "kcoll.h"
@@ -23,6 +25,14 @@
 #define KCOLL_FP32_ONE		0x3f800000u
 #define KCOLL_FP32_TWO		0x40000000u
 #define KCOLL_FP32_THREE	0x40400000u
+
+/* The deferred work of every communicator: timeouts, failures, lost peers. */
+static struct workqueue_struct *kcoll_wq;
+
+struct workqueue_struct *kcoll_wq_get(void)
+{
+	return kcoll_wq;
+}
 
 static int __init kcoll_selftest(void)
 {
@@ -70,9 +80,12 @@ static int __init kcoll_init(void)
 	ret = kcoll_selftest();
 	if (ret)
 		return ret;
+	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!kcoll_wq)
+		return -ENOMEM;
 	ret = kcoll_rdma_init();
 	if (ret)
-		return ret;
+		goto err_wq;
 	ret = kcoll_genl_init();
 	if (ret)
 		goto err_rdma;
@@ -86,6 +99,8 @@ err_genl:
 	kcoll_genl_exit();
 err_rdma:
 	kcoll_rdma_exit();
+err_wq:
+	destroy_workqueue(kcoll_wq);
 	return ret;
 }
 
@@ -94,6 +109,7 @@ static void __exit kcoll_exit(void)
 	kcoll_dev_exit();
 	kcoll_genl_exit();
 	kcoll_rdma_exit();
+	destroy_workqueue(kcoll_wq);
 	pr_info("unloaded\n");
 }
 
