@@ -159,8 +159,9 @@ struct kcoll_ibdev {
 	struct list_head node;
 };
 
-int kcoll_rdma_init(void);
-void kcoll_rdma_exit(void);
+/* kcoll_ibdev.c: the ib_client; a device's PD for as long as it is there. */
+int kcoll_ibdev_init(void);
+void kcoll_ibdev_exit(void);
 struct kcoll_ibdev *kcoll_ibdev_get(struct ib_device *ibdev);
 
 /* ---------------------------------------------------------- connections */
@@ -236,13 +237,31 @@ struct kcoll_conn {
 	u32 early_n;
 };
 
-int kcoll_conns_connect(struct kcoll_comm *comm);
+/* kcoll_conn.c: one connection, and the tear-down of all of a communicator's. */
+int kcoll_conn_start(struct kcoll_conn *conn);
+int kcoll_conn_accept(struct kcoll_conn *conn, struct rdma_cm_id *id,
+		      const struct kcoll_cm_req *req);
+void kcoll_conn_destroy(struct kcoll_conn *conn, int state);
+int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev);
+u32 kcoll_cm_flags(const struct kcoll_comm *comm);
+const struct sockaddr *kcoll_conn_peer_addr(const struct rdma_cm_id *id);
 void kcoll_conns_stop(struct kcoll_comm *comm);
 void kcoll_conns_stop_lost(struct kcoll_comm *comm);
 void kcoll_conns_destroy(struct kcoll_comm *comm);
-int kcoll_listen(struct kcoll_comm *comm);
-int kcoll_rdma_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
-bool kcoll_rdma_uses_device(struct kcoll_comm *comm, struct ib_device *ibdev);
+bool kcoll_conns_on_device(struct kcoll_comm *comm, struct ib_device *ibdev);
+int kcoll_conns_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
+
+/* kcoll_connect.c: connect the full mesh (the creator's thread). */
+int kcoll_conns_connect(struct kcoll_comm *comm);
+
+/* kcoll_listen.c: the listener; destroy and look-up with comm->conn_lock held. */
+int kcoll_listen_create(struct kcoll_comm *comm);
+void kcoll_listen_destroy(struct kcoll_comm *comm);
+bool kcoll_listen_on(const struct kcoll_comm *comm, struct ib_device *ibdev);
+
+/* kcoll_fault.c: fault_abandon_connects, for the tests. */
+bool kcoll_fault_abandon_armed(void);
+bool kcoll_fault_abandon(void);
 
 /* ----------------------------------------------------------- membership */
 

@@ -608,7 +608,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 
 	/* Higher ranks connect to us; the highest has nobody to accept. */
 	if (comm->rank + 1 < comm->nranks) {
-		ret = kcoll_listen(comm);
+		ret = kcoll_listen_create(comm);
 		if (ret)
 			goto err_free;
 	}
@@ -735,7 +735,7 @@ void kcoll_comms_remove_device(struct ib_device *ibdev)
 
 	mutex_lock(&kcoll_comms_lock);
 	list_for_each_entry(comm, &kcoll_comms, node) {
-		if (!kcoll_rdma_uses_device(comm, ibdev))
+		if (!kcoll_conns_on_device(comm, ibdev))
 			continue;
 		pr_info("comm %llu: RDMA device %s removed\n", comm->id,
 			dev_name(&ibdev->dev));
@@ -748,7 +748,7 @@ void kcoll_comms_remove_device(struct ib_device *ibdev)
 		comm->dead = true;
 		kcoll_comm_advance(comm);
 		mutex_unlock(&comm->lock);
-		kcoll_rdma_remove_device(comm, ibdev);
+		kcoll_conns_remove_device(comm, ibdev);
 	}
 	mutex_unlock(&kcoll_comms_lock);
 }

@@ -83,12 +83,12 @@ static int __init kcoll_init(void)
 	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!kcoll_wq)
 		return -ENOMEM;
-	ret = kcoll_rdma_init();
+	ret = kcoll_ibdev_init();
 	if (ret)
 		goto err_wq;
 	ret = kcoll_genl_init();
 	if (ret)
-		goto err_rdma;
+		goto err_ibdev;
 	ret = kcoll_dev_init();
 	if (ret)
 		goto err_genl;
@@ -97,8 +97,8 @@ static int __init kcoll_init(void)
 
 err_genl:
 	kcoll_genl_exit();
-err_rdma:
-	kcoll_rdma_exit();
+err_ibdev:
+	kcoll_ibdev_exit();
 err_wq:
 	destroy_workqueue(kcoll_wq);
 	return ret;
@@ -108,7 +108,7 @@ static void __exit kcoll_exit(void)
 {
 	kcoll_dev_exit();
 	kcoll_genl_exit();
-	kcoll_rdma_exit();
+	kcoll_ibdev_exit();
 	destroy_workqueue(kcoll_wq);
 	pr_info("unloaded\n");
 }
