@@ -67,6 +67,10 @@ struct kcoll_link_tun {
 	u32 auto_mesh;	/* 0 or 1: kc_cost_link.auto_mesh (levels 1, 2) */
 };
 
+/*
+ * A copy of every tunable of kcoll_tunables.h, as a communicator takes
+ * them at creation; sel is algo parsed.
+ */
 struct kcoll_tunables {
 	u32 chunk_bytes;
 	u32 slots;
@@ -76,6 +80,7 @@ struct kcoll_tunables {
 	struct kcoll_algo_sel sel;
 	struct kcoll_link_tun link[KCOLL_LEVEL_COUNT];
 	u32 conv_pct;			/* level-2 convergence ratio C, percent */
+	u64 user_max_bytes;		/* not a default: kcoll_user_max_bytes() */
 };
 
 #define KCOLL_CHUNK_MIN		4096u
@@ -113,6 +118,8 @@ int kcoll_check_slots(u32 v);
 int kcoll_check_timeout(u32 v);
 /* The cost model (algo/kc_cost.h) the link tunables in @t describe. */
 void kcoll_tunables_model(const struct kcoll_tunables *t, struct kc_cost_model *m);
+/* At load, before kcoll_dev_init(): checks the defaults, lists the attributes. */
+int kcoll_tunables_init(void);
 
 extern const struct attribute_group *kcoll_sysfs_groups[];
 
@@ -471,7 +478,7 @@ void kcoll_comm_uncharge(struct kcoll_comm *comm);
 struct mem_cgroup *kcoll_memcg_enter(struct kcoll_comm *comm);
 void kcoll_memcg_exit(struct mem_cgroup *old);
 
-/* kcoll_sysfs.c: user_max_bytes, 0 for no limit. */
+/* kcoll_tunables.c: user_max_bytes, 0 for no limit. */
 u64 kcoll_user_max_bytes(void);
 
 /*

@@ -77,7 +77,7 @@ static int __init kcoll_init(void)
 {
 	int ret;
 
-	ret = kcoll_selftest();
+	ret = kcoll_selftest() ?: kcoll_tunables_init();
 	if (ret)
 		return ret;
 	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
