@@ -416,8 +416,6 @@ void kcoll_comm_reap_consume(struct kcoll_comm *comm, u32 n)
 	mutex_unlock(&comm->lock);
 }
 
-static bool kcoll_comm_quiet(struct kcoll_comm *comm);
-
 void kcoll_comm_abort(struct kcoll_comm *comm)
 {
 	bool idle;
