@@ -3,14 +3,16 @@
  * kcoll module internals shared by the kmod/ files.
  *
  * Object ownership:
- *   struct kcoll_file  one per open file; owns the registrations and, once
- *                      created, the communicator.
- *   struct kcoll_comm  rank table, listener, one connection per peer, the
- *                      queue of operations and their completions.
- *   struct kcoll_conn  one RC QP to one peer with its receive slots.
- *   struct kcoll_task    one submitted operation: plan, buffers, executor.
- *   struct kcoll_mr    pinned user pages (or scratch pages) mapped once
- *                      into the kernel (vmap) and for the RDMA device.
+ *   struct kcoll_file     one per open file; owns the registrations and,
+ *                         once created, the communicator.
+ *   struct kcoll_comm     rank table, listener, one connection per peer,
+ *                         the queue of operations and their completions.
+ *   struct kcoll_conn     one RC QP to one peer with its receive slots.
+ *   struct kcoll_comm_op  one submitted operation ("op"): plan, buffers,
+ *                         executor.  (enum kcoll_op, the kind of
+ *                         operation, has the shorter name.)
+ *   struct kcoll_mr       pinned user pages (or scratch pages) mapped once
+ *                         into the kernel (vmap) and for the RDMA device.
  */
 #ifndef KCOLL_H
 #define KCOLL_H
@@ -65,6 +67,10 @@ struct kcoll_link_tun {
 	u32 auto_mesh;	/* 0 or 1: kc_cost_link.auto_mesh (levels 1, 2) */
 };
 
+/*
+ * A copy of every tunable of kcoll_tunables.h, as a communicator takes
+ * them at creation; sel is algo parsed.
+ */
 struct kcoll_tunables {
 	u32 chunk_bytes;
 	u32 slots;
@@ -74,6 +80,7 @@ struct kcoll_tunables {
 	struct kcoll_algo_sel sel;
 	struct kcoll_link_tun link[KCOLL_LEVEL_COUNT];
 	u32 conv_pct;			/* level-2 convergence ratio C, percent */
+	u64 user_max_bytes;		/* not a default: kcoll_user_max_bytes() */
 };
 
 #define KCOLL_CHUNK_MIN		4096u
@@ -111,6 +118,8 @@ int kcoll_check_slots(u32 v);
 int kcoll_check_timeout(u32 v);
 /* The cost model (algo/kc_cost.h) the link tunables in @t describe. */
 void kcoll_tunables_model(const struct kcoll_tunables *t, struct kc_cost_model *m);
+/* At load, before kcoll_dev_init(): checks the defaults, lists the attributes. */
+int kcoll_tunables_init(void);
 
 extern const struct attribute_group *kcoll_sysfs_groups[];
 
@@ -157,8 +166,9 @@ struct kcoll_ibdev {
 	struct list_head node;
 };
 
-int kcoll_rdma_init(void);
-void kcoll_rdma_exit(void);
+/* kcoll_ibdev.c: the ib_client; a device's PD for as long as it is there. */
+int kcoll_ibdev_init(void);
+void kcoll_ibdev_exit(void);
 struct kcoll_ibdev *kcoll_ibdev_get(struct ib_device *ibdev);
 
 /* ---------------------------------------------------------- connections */
@@ -234,13 +244,31 @@ struct kcoll_conn {
 	u32 early_n;
 };
 
-int kcoll_conns_connect(struct kcoll_comm *comm);
+/* kcoll_conn.c: one connection, and the tear-down of all of a communicator's. */
+int kcoll_conn_start(struct kcoll_conn *conn);
+int kcoll_conn_accept(struct kcoll_conn *conn, struct rdma_cm_id *id,
+		      const struct kcoll_cm_req *req);
+void kcoll_conn_destroy(struct kcoll_conn *conn, int state);
+int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev);
+u32 kcoll_cm_flags(const struct kcoll_comm *comm);
+const struct sockaddr *kcoll_conn_peer_addr(const struct rdma_cm_id *id);
 void kcoll_conns_stop(struct kcoll_comm *comm);
 void kcoll_conns_stop_lost(struct kcoll_comm *comm);
 void kcoll_conns_destroy(struct kcoll_comm *comm);
-int kcoll_listen(struct kcoll_comm *comm);
-int kcoll_rdma_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
-bool kcoll_rdma_uses_device(struct kcoll_comm *comm, struct ib_device *ibdev);
+bool kcoll_conns_on_device(struct kcoll_comm *comm, struct ib_device *ibdev);
+int kcoll_conns_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
+
+/* kcoll_connect.c: connect the full mesh (the creator's thread). */
+int kcoll_conns_connect(struct kcoll_comm *comm);
+
+/* kcoll_listen.c: the listener; destroy and look-up with comm->conn_lock held. */
+int kcoll_listen_create(struct kcoll_comm *comm);
+void kcoll_listen_destroy(struct kcoll_comm *comm);
+bool kcoll_listen_on(const struct kcoll_comm *comm, struct ib_device *ibdev);
+
+/* kcoll_fault.c: fault_abandon_connects, for the tests. */
+bool kcoll_fault_abandon_armed(void);
+bool kcoll_fault_abandon(void);
 
 /* ----------------------------------------------------------- membership */
 
@@ -264,7 +292,7 @@ void kcoll_conn_feed_early(struct kcoll_conn *conn);
 
 /* ----------------------------------------------------------- operations */
 
-struct kcoll_task {
+struct kcoll_comm_op {
 	struct list_head node;
 	struct kcoll_comm *comm;
 	u64 id;
@@ -285,9 +313,15 @@ struct kcoll_task {
 	struct kcoll_completion cpl;
 };
 
-void kcoll_op_destroy(struct kcoll_task *op);
+struct kcoll_file;
 
-/* ---------------------------------------------------------- communicator */
+struct kcoll_comm_op *kcoll_op_alloc(void);
+int kcoll_op_prepare(struct kcoll_comm_op *op, struct kcoll_file *kf, struct kcoll_comm *comm,
+		     const struct kcoll_submit *arg);
+void kcoll_op_release(struct kcoll_comm_op *op);
+void kcoll_op_free(struct kcoll_comm_op *op);
+
+/* ---------------------------------------------------------- statistics */
 
 /* A completed operation as observers see it (KCOLL_A_COMM_LAST_OP). */
 struct kcoll_lastop {
@@ -301,6 +335,29 @@ struct kcoll_lastop {
 	u32 fallback;			/* KCOLL_LASTOP_A_FALLBACK */
 	char note[KC_PLAN_MAX_NOTE];	/* KCOLL_LASTOP_A_NOTE, with a fallback */
 };
+
+/*
+ * kcoll_stats.c: what a communicator has done, for observers (generic
+ * netlink): counters and a ring of the last completed operations.
+ * comm->lock held.
+ */
+struct kcoll_stats {
+	u64 ops_done;
+	u64 bytes_done;
+	u64 ops_failed;
+	u64 ops_timed_out;
+	struct kcoll_lastop last[KCOLL_GENL_LAST_OPS];	/* ring of the last ops */
+	u32 last_next;			/* slot the next completion takes */
+	u32 last_n;			/* valid entries */
+};
+
+/* Count the completed @op and keep it in the ring; returns its entry. */
+const struct kcoll_lastop *kcoll_stats_record(struct kcoll_stats *st,
+					      const struct kcoll_comm_op *op);
+/* The @i-th oldest of the kept operations, @i < st->last_n. */
+const struct kcoll_lastop *kcoll_stats_last(const struct kcoll_stats *st, u32 i);
+
+/* ---------------------------------------------------------- communicator */
 
 struct mem_cgroup;
 
@@ -333,7 +390,7 @@ struct kcoll_comm {
 	bool dead;			/* QPs stopped: nothing may be posted */
 	u8 next_seq;
 	u64 next_id;
-	struct kcoll_task *active;
+	struct kcoll_comm_op *active;
 	struct list_head queued;
 	struct list_head done;
 	u32 nops;			/* queued + active + done */
@@ -342,16 +399,10 @@ struct kcoll_comm {
 	struct work_struct fail_work;
 	struct work_struct lost_work;	/* a peer left: does the op need it? */
 	struct work_struct qp_err_work;	/* a QP reported a fatal error */
-	u64 ops_done;
-	u64 bytes_done;
-	u64 ops_failed;
-	u64 ops_timed_out;
+	struct kcoll_stats stats;
 	bool fail_notified;		/* the op-failure event went out */
 	u32 fallback_notified;		/* bit op: the algo-fallback event went out */
 	bool closing;			/* destroyed: no more events about it */
-	struct kcoll_lastop last[KCOLL_GENL_LAST_OPS];	/* ring of the last ops */
-	u32 last_next;			/* slot the next completion takes */
-	u32 last_n;			/* valid entries */
 
 	/* membership (kmod/kcoll_auth.c) */
 	struct crypto_shash *auth_tfm;	/* HMAC-SHA256 keyed with the secret, or NULL */
@@ -383,7 +434,7 @@ void kcoll_comm_destroy(struct kcoll_comm *comm);
 /* The id the next submission gets (stable while the caller serialises submissions). */
 u64 kcoll_comm_next_id(struct kcoll_comm *comm);
 /* Queue @op as operation @id (kcoll_comm_next_id()); @op belongs to the comm after 0. */
-int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op, u64 id);
+int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_comm_op *op, u64 id);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err);
 void kcoll_comm_lost(struct kcoll_comm *comm, int err);
 void kcoll_comm_advance(struct kcoll_comm *comm);
@@ -427,7 +478,7 @@ void kcoll_comm_uncharge(struct kcoll_comm *comm);
 struct mem_cgroup *kcoll_memcg_enter(struct kcoll_comm *comm);
 void kcoll_memcg_exit(struct mem_cgroup *old);
 
-/* kcoll_sysfs.c: user_max_bytes, 0 for no limit. */
+/* kcoll_tunables.c: user_max_bytes, 0 for no limit. */
 u64 kcoll_user_max_bytes(void);
 
 /*
@@ -481,6 +532,10 @@ struct kcoll_file {
 
 int kcoll_dev_init(void);
 void kcoll_dev_exit(void);
+
+/* ---------------------------------------------------------------- module */
+
+/* kcoll_main.c: the workqueue of every communicator's deferred work. */
 struct workqueue_struct *kcoll_wq_get(void);
 
 #endif /* KCOLL_H */

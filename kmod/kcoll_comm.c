@@ -48,65 +48,12 @@ static atomic64_t kcoll_comm_ids = ATOMIC64_INIT(0);
 
 /* ------------------------------------------------------------ operations */
 
-static void kcoll_op_free(struct kcoll_task *op)
+/* Count the operation, keep it for observers, tell listeners what they must know. */
+static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_comm_op *op)
 {
-	u32 i;
-
-	if (op->ex_ready)
-		kc_exec_destroy(&op->ex);
-	op->ex_ready = false;
-	/*
-	 * Drop every use first: an in-place operation on plain buffers has
-	 * one pinned mapping, owned through own[KC_BUF_SEND] and seen by
-	 * mr[KC_BUF_RECV] too (kcoll_map_bufs()).
-	 */
-	for (i = 0; i < KC_BUF_COUNT; i++) {
-		if (op->mr[i] && op->mr[i]->handle)
-			atomic_dec(&op->mr[i]->users);
-		op->mr[i] = NULL;
-	}
-	for (i = 0; i < KC_BUF_COUNT; i++) {
-		kcoll_mr_free(op->own[i]);
-		op->own[i] = NULL;
-	}
-	if (op->plan)
-		kc_plan_free(op->plan);
-	op->plan = NULL;
-	kvfree(op->a2av);
-	op->a2av = NULL;
-}
-
-/* Release an operation that never reached the queue. */
-void kcoll_op_destroy(struct kcoll_task *op)
-{
-	kcoll_op_free(op);
-	kfree(op);
-}
-
-/* Keep the operation in the ring of the last ones, count it, report a failure. */
-static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_task *op)
-{
-	struct kcoll_lastop *l = &comm->last[comm->last_next];
+	const struct kcoll_lastop *l = kcoll_stats_record(&comm->stats, op);
 	int status = op->cpl.status;
 
-	l->id = op->id;
-	l->op = op->desc.op;
-	l->count = op->desc.count;
-	l->bytes = op->cpl.bytes;
-	l->status = status < 0 ? -status : 0;
-	l->duration_ns = op->start_ns ? op->cpl.complete_ns - op->start_ns : 0;
-	memcpy(l->algo, op->algo, sizeof(l->algo));
-	l->fallback = op->fallback;
-	if (op->fallback)
-		memcpy(l->note, op->note, sizeof(l->note));
-	else
-		l->note[0] = '\0';
-	comm->last_next = (comm->last_next + 1) % ARRAY_SIZE(comm->last);
-	if (comm->last_n < ARRAY_SIZE(comm->last))
-		comm->last_n++;
-
-	comm->ops_done++;
-	comm->bytes_done += op->cpl.bytes;
 	/*
 	 * A configured algorithm that did not run: said once per kind of
 	 * operation (the last-ops ring shows every one), so a loop of them
@@ -118,9 +65,6 @@ static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_task *o
 	}
 	if (!status)
 		return;
-	comm->ops_failed++;
-	if (status == -ETIMEDOUT)
-		comm->ops_timed_out++;
 	/* Only the first: a failed communicator fails everything after it. */
 	if (status != -ECANCELED && !comm->fail_notified && !comm->closing) {
 		comm->fail_notified = true;
@@ -128,13 +72,13 @@ static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_task *o
 	}
 }
 
-static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_task *op, int status)
+static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_comm_op *op, int status)
 {
 	op->cpl.status = status;
 	op->cpl.complete_ns = ktime_get_ns();
 	if (op->ex_ready)
 		op->cpl.bytes = op->ex.bytes_sent + op->ex.bytes_received;
-	kcoll_op_free(op);
+	kcoll_op_release(op);
 	list_add_tail(&op->node, &comm->done);
 	kcoll_op_account(comm, op);
 	pr_debug("comm %llu: op %llu done: %d\n", comm->id, op->id, status);
@@ -144,7 +88,7 @@ static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_task *op, in
 }
 
 /* Tell the operation about every peer that has left.  comm->lock held. */
-static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_task *op)
+static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 {
 	u32 i;
 
@@ -153,7 +97,7 @@ static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_task *op)
 			kc_exec_peer_gone(&op->ex, i, -ECONNRESET);
 }
 
-static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
+static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 {
 	struct kc_exec_cfg cfg = {
 		.chunk_bytes = comm->chunk_bytes,
@@ -196,7 +140,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_task *op)
 void kcoll_comm_advance(struct kcoll_comm *comm)
 {
 	for (;;) {
-		struct kcoll_task *op = comm->active;
+		struct kcoll_comm_op *op = comm->active;
 		int st;
 
 		if (op) {
@@ -216,7 +160,7 @@ void kcoll_comm_advance(struct kcoll_comm *comm)
 			if (list_empty(&comm->queued))
 				cancel_delayed_work(&comm->timeout_work);
 		}
-		op = list_first_entry_or_null(&comm->queued, struct kcoll_task, node);
+		op = list_first_entry_or_null(&comm->queued, struct kcoll_comm_op, node);
 		if (!op)
 			return;
 		list_del(&op->node);
@@ -357,7 +301,7 @@ u64 kcoll_comm_next_id(struct kcoll_comm *comm)
 	return id;
 }
 
-int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_task *op, u64 id)
+int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_comm_op *op, u64 id)
 {
 	int ret = 0;
 	u32 i;
@@ -438,7 +382,7 @@ int kcoll_comm_reap_wait(struct kcoll_comm *comm, long *left)
 /* Copy the oldest (at most @max) completions to @out, leaving them queued. */
 u32 kcoll_comm_reap_peek(struct kcoll_comm *comm, struct kcoll_completion *out, u32 max)
 {
-	struct kcoll_task *op;
+	struct kcoll_comm_op *op;
 	u32 n = 0;
 
 	mutex_lock(&comm->lock);
@@ -458,21 +402,19 @@ u32 kcoll_comm_reap_peek(struct kcoll_comm *comm, struct kcoll_completion *out, 
  */
 void kcoll_comm_reap_consume(struct kcoll_comm *comm, u32 n)
 {
-	struct kcoll_task *op;
+	struct kcoll_comm_op *op;
 
 	mutex_lock(&comm->lock);
 	while (n--) {
-		op = list_first_entry_or_null(&comm->done, struct kcoll_task, node);
+		op = list_first_entry_or_null(&comm->done, struct kcoll_comm_op, node);
 		if (WARN_ON_ONCE(!op))
 			break;
 		list_del(&op->node);
 		comm->nops--;
-		kfree(op);
+		kcoll_op_free(op);
 	}
 	mutex_unlock(&comm->lock);
 }
-
-static bool kcoll_comm_quiet(struct kcoll_comm *comm);
 
 void kcoll_comm_abort(struct kcoll_comm *comm)
 {
@@ -664,7 +606,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 
 	/* Higher ranks connect to us; the highest has nobody to accept. */
 	if (comm->rank + 1 < comm->nranks) {
-		ret = kcoll_listen(comm);
+		ret = kcoll_listen_create(comm);
 		if (ret)
 			goto err_free;
 	}
@@ -737,7 +679,7 @@ void kcoll_comm_discard(struct kcoll_comm *comm)
 
 void kcoll_comm_destroy(struct kcoll_comm *comm)
 {
-	struct kcoll_task *op, *tmp;
+	struct kcoll_comm_op *op, *tmp;
 
 	mutex_lock(&kcoll_comms_lock);
 	list_del(&comm->node);
@@ -778,7 +720,7 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	cancel_work_sync(&comm->qp_err_work);
 	list_for_each_entry_safe(op, tmp, &comm->done, node) {
 		list_del(&op->node);
-		kfree(op);
+		kcoll_op_free(op);
 	}
 	pr_debug("comm %llu destroyed\n", comm->id);
 	kcoll_comm_free(comm);
@@ -791,7 +733,7 @@ void kcoll_comms_remove_device(struct ib_device *ibdev)
 
 	mutex_lock(&kcoll_comms_lock);
 	list_for_each_entry(comm, &kcoll_comms, node) {
-		if (!kcoll_rdma_uses_device(comm, ibdev))
+		if (!kcoll_conns_on_device(comm, ibdev))
 			continue;
 		pr_info("comm %llu: RDMA device %s removed\n", comm->id,
 			dev_name(&ibdev->dev));
@@ -804,7 +746,7 @@ void kcoll_comms_remove_device(struct ib_device *ibdev)
 		comm->dead = true;
 		kcoll_comm_advance(comm);
 		mutex_unlock(&comm->lock);
-		kcoll_rdma_remove_device(comm, ibdev);
+		kcoll_conns_remove_device(comm, ibdev);
 	}
 	mutex_unlock(&kcoll_comms_lock);
 }

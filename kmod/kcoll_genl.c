@@ -134,16 +134,16 @@ static int kcoll_genl_put_peers(struct sk_buff *skb, const struct kcoll_comm *co
 
 static int kcoll_genl_put_last_ops(struct sk_buff *skb, const struct kcoll_comm *comm)
 {
-	u32 n = comm->last_n, cap = ARRAY_SIZE(comm->last), i;
 	struct nlattr *nest;
+	u32 i;
 
 	nest = nla_nest_start(skb, KCOLL_A_COMM_LAST_OPS);
 	if (!nest)
 		return -EMSGSIZE;
-	/* oldest first: the ring's next slot is the oldest once it is full */
-	for (i = 0; i < n; i++)
+	/* oldest first */
+	for (i = 0; i < comm->stats.last_n; i++)
 		if (kcoll_genl_put_lastop(skb, KCOLL_A_COMM_LAST_OP,
-					  &comm->last[(comm->last_next + cap - n + i) % cap]))
+					  kcoll_stats_last(&comm->stats, i)))
 			return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -225,10 +225,10 @@ static int kcoll_genl_put_counters(struct sk_buff *skb, const struct kcoll_comm 
 	    nla_put_u64_64bit(skb, KCOLL_A_COMM_REFUSED, atomic64_read(&comm->refused),
 			      KCOLL_A_PAD) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_ERR, err < 0 ? -err : 0) ||
-	    nla_put_u64_64bit(skb, KCOLL_A_COMM_OPS, comm->ops_done, KCOLL_A_PAD) ||
-	    nla_put_u64_64bit(skb, KCOLL_A_COMM_BYTES, comm->bytes_done, KCOLL_A_PAD) ||
-	    nla_put_u64_64bit(skb, KCOLL_A_COMM_ERRORS, comm->ops_failed, KCOLL_A_PAD) ||
-	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TIMEOUTS, comm->ops_timed_out, KCOLL_A_PAD))
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_OPS, comm->stats.ops_done, KCOLL_A_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_BYTES, comm->stats.bytes_done, KCOLL_A_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_ERRORS, comm->stats.ops_failed, KCOLL_A_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TIMEOUTS, comm->stats.ops_timed_out, KCOLL_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -3,8 +3,9 @@
  * kcoll: collective communication over RDMA.  Module entry points.
  *
  * At load time it checks that an integer and a floating-point reduction
- * give the expected result, then registers the ib_client (RDMA devices),
- * the generic netlink family "kcoll" and the misc device /dev/kcoll; the
+ * give the expected result, allocates the module's workqueue, then
+ * registers the ib_client (RDMA devices), the generic netlink family
+ * "kcoll" and the misc device /dev/kcoll; the
  * family goes before the device and after it on exit, so no communicator
  * ever exists without it.  Opening the device holds a module
  * reference, so rmmod is refused while any communicator exists.
@@ -14,6 +15,7 @@
 #include <linux/init.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/workqueue.h>
 
 #include "kc_reduce.h"
 #include "kcoll.h"
@@ -23,6 +25,14 @@
 #define KCOLL_FP32_ONE		0x3f800000u
 #define KCOLL_FP32_TWO		0x40000000u
 #define KCOLL_FP32_THREE	0x40400000u
+
+/* The deferred work of every communicator: timeouts, failures, lost peers. */
+static struct workqueue_struct *kcoll_wq;
+
+struct workqueue_struct *kcoll_wq_get(void)
+{
+	return kcoll_wq;
+}
 
 static int __init kcoll_selftest(void)
 {
@@ -67,15 +77,18 @@ static int __init kcoll_init(void)
 {
 	int ret;
 
-	ret = kcoll_selftest();
+	ret = kcoll_selftest() ?: kcoll_tunables_init();
 	if (ret)
 		return ret;
-	ret = kcoll_rdma_init();
+	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!kcoll_wq)
+		return -ENOMEM;
+	ret = kcoll_ibdev_init();
 	if (ret)
-		return ret;
+		goto err_wq;
 	ret = kcoll_genl_init();
 	if (ret)
-		goto err_rdma;
+		goto err_ibdev;
 	ret = kcoll_dev_init();
 	if (ret)
 		goto err_genl;
@@ -84,8 +97,10 @@ static int __init kcoll_init(void)
 
 err_genl:
 	kcoll_genl_exit();
-err_rdma:
-	kcoll_rdma_exit();
+err_ibdev:
+	kcoll_ibdev_exit();
+err_wq:
+	destroy_workqueue(kcoll_wq);
 	return ret;
 }
 
@@ -93,7 +108,8 @@ static void __exit kcoll_exit(void)
 {
 	kcoll_dev_exit();
 	kcoll_genl_exit();
-	kcoll_rdma_exit();
+	kcoll_ibdev_exit();
+	destroy_workqueue(kcoll_wq);
 	pr_info("unloaded\n");
 }
 

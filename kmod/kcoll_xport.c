@@ -321,7 +321,7 @@ static void kcoll_credit(struct kcoll_conn *conn)
 static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, const void *hdr, u32 hdr_len,
 			    u8 buf, u64 off, const void *data, u32 len)
 {
-	struct kcoll_task *op = ctx;
+	struct kcoll_comm_op *op = ctx;
 	struct kcoll_comm *comm = op->comm;
 	struct kcoll_conn *conn;
 	struct kcoll_mr *mr;
@@ -387,7 +387,7 @@ static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, const void *hdr, u32 h
 /* kc_xport_ops.release: the executor is done with a slot.  comm->lock held. */
 static void kcoll_xport_release(void *ctx, u32 peer, void *slot)
 {
-	struct kcoll_task *op = ctx;
+	struct kcoll_comm_op *op = ctx;
 	struct kcoll_rx *rx = slot;
 	struct kcoll_conn *conn;
 
@@ -416,7 +416,7 @@ const struct kc_xport_ops kcoll_xport_ops = {
 void kcoll_conn_feed_early(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
-	struct kcoll_task *op = comm->active;
+	struct kcoll_comm_op *op = comm->active;
 
 	while (conn->early_n && op && op->ex_ready &&
 	       kc_exec_status(&op->ex) == -EINPROGRESS) {
@@ -462,7 +462,7 @@ static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		goto out;
 	}
 	if (!(wc->wc_flags & IB_WC_WITH_IMM)) {
-		struct kcoll_task *op = comm->active;
+		struct kcoll_comm_op *op = comm->active;
 
 		/* A credit: the slot goes straight back to the RQ. */
 		if (kcoll_rx_post(rx)) {

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connection set-up of a communicator: the full mesh, within the connect
+ * timeout.
+ *
+ * Rank r connects to every rank below it and accepts every rank above it
+ * (kcoll_listen.c), so each pair has exactly one QP and no side has to
+ * guess.  Attempts fail under load (a lost ARP reply or CM message, a peer
+ * that gives up an attempt): the connecting side retries until the
+ * connect timeout, and the accepting side puts a connection whose
+ * handshake failed back to IDLE (kcoll_passive_reset()) so that the retry
+ * is accepted.  Only the creator's thread runs this (kcoll_comm_connect()).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/sched/signal.h>
+
+#include "kcoll.h"
+
+#define KCOLL_RETRY_MS		100
+
+static int kcoll_comm_broken(const struct kcoll_comm *comm)
+{
+	int err = READ_ONCE(comm->err);
+
+	return err ? err : READ_ONCE(comm->lost_err);
+}
+
+static bool kcoll_conn_settled(const struct kcoll_conn *conn)
+{
+	return READ_ONCE(conn->state) != KCOLL_CONN_CONNECTING ||
+	       kcoll_comm_broken(conn->comm);
+}
+
+/*
+ * An accepted connection that will not come up: its handshake failed, or
+ * the peer has given it up for a new attempt.  One that was up and went
+ * away (lost) is the peer leaving, which fails the creation instead.
+ */
+static bool kcoll_passive_failed(const struct kcoll_conn *conn)
+{
+	/* Pairs with the release in kcoll_cm_request(). */
+	int state = smp_load_acquire(&conn->state);
+
+	if (READ_ONCE(conn->lost))
+		return false;
+	return state == KCOLL_CONN_FAILED ||
+	       ((state == KCOLL_CONN_CONNECTING || state == KCOLL_CONN_AUTH) &&
+		READ_ONCE(conn->superseded));
+}
+
+/*
+ * Return the failed accepted connections to IDLE, so that the listener
+ * takes the peer's next attempt: left FAILED, every retry would be
+ * rejected until the connect timeout, and that rank's failure would then
+ * reset the connections of all the others.
+ */
+static void kcoll_passive_reset(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	for (i = comm->rank + 1; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		if (!kcoll_passive_failed(conn))
+			continue;
+		mutex_lock(&comm->conn_lock);
+		if (kcoll_passive_failed(conn)) {
+			pr_debug("comm %llu: accepted connection from rank %u failed (%d); waiting for its retry\n",
+				 comm->id, i, conn->cm_err);
+			kcoll_conn_destroy(conn, KCOLL_CONN_IDLE);
+		}
+		mutex_unlock(&comm->conn_lock);
+	}
+}
+
+static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
+{
+	struct kcoll_comm *comm = conn->comm;
+	int ret;
+
+	for (;;) {
+		long left = (long)(deadline - jiffies);
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		ret = kcoll_comm_broken(comm);
+		if (ret)
+			return ret;
+		/* Higher ranks may retry meanwhile: take their next attempt. */
+		kcoll_passive_reset(comm);
+		mutex_lock(&comm->conn_lock);
+		ret = kcoll_conn_start(conn);
+		mutex_unlock(&comm->conn_lock);
+		if (!ret) {
+			/* Interruptible: a signal or a cancellation ends it. */
+			left = wait_event_interruptible_timeout(comm->conn_wq,
+								kcoll_conn_settled(conn), left);
+			if (left >= 0 && READ_ONCE(conn->state) == KCOLL_CONN_UP)
+				return 0;
+			if (left < 0)
+				ret = -EINTR;
+			else
+				ret = conn->cm_err ? conn->cm_err : -ETIMEDOUT;
+			mutex_lock(&comm->conn_lock);
+			kcoll_conn_destroy(conn, KCOLL_CONN_IDLE);
+			mutex_unlock(&comm->conn_lock);
+		}
+		if (ret == -EINTR || signal_pending(current))
+			return -EINTR;
+		/*
+		 * Our own address is not on this node, or whoever listens at
+		 * the peer's cannot prove the secret: no retry changes that.
+		 */
+		if (ret == -EADDRNOTAVAIL || ret == -EKEYREJECTED)
+			return ret;
+		/* The peer may not listen yet: try again a little later. */
+		if (time_after(jiffies + msecs_to_jiffies(KCOLL_RETRY_MS), deadline))
+			return ret;
+		if (msleep_interruptible(KCOLL_RETRY_MS) || signal_pending(current))
+			return -EINTR;
+	}
+}
+
+static bool kcoll_passive_up(const struct kcoll_comm *comm)
+{
+	u32 i;
+
+	for (i = comm->rank + 1; i < comm->nranks; i++)
+		if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
+			return false;
+	return true;
+}
+
+static bool kcoll_passive_settled(const struct kcoll_comm *comm)
+{
+	u32 i;
+
+	if (kcoll_comm_broken(comm) || kcoll_passive_up(comm))
+		return true;
+	for (i = comm->rank + 1; i < comm->nranks; i++)
+		if (kcoll_passive_failed(&comm->conns[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Connect the full mesh: actively to lower ranks, then wait for the
+ * higher ones, all within the connect timeout.
+ */
+int kcoll_conns_connect(struct kcoll_comm *comm)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(comm->connect_timeout_ms);
+	long left;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < comm->rank; i++) {
+		comm->conns[i].active = true;
+		ret = kcoll_conn_connect(&comm->conns[i], deadline);
+		if (ret) {
+			kcoll_info_rl("comm %llu: rank %u cannot connect to rank %u: %d\n",
+				      comm->id, comm->rank, i, ret);
+			return ret;
+		}
+	}
+	for (;;) {
+		left = (long)(deadline - jiffies);
+		if (left <= 0)
+			left = 1;
+		left = wait_event_interruptible_timeout(comm->conn_wq,
+							kcoll_passive_settled(comm), left);
+		if (left < 0)
+			return -EINTR;
+		ret = kcoll_comm_broken(comm);
+		if (ret) {
+			/* Cancelled by the owner (ECANCELED) is not news. */
+			if (ret != -ECANCELED)
+				kcoll_info_rl("comm %llu: rank %u: a peer left during set-up: %d\n",
+					      comm->id, comm->rank, ret);
+			return ret;
+		}
+		if (kcoll_passive_up(comm))
+			return 0;
+		kcoll_passive_reset(comm);
+		if (!left || time_after_eq(jiffies, deadline))
+			break;
+	}
+	for (i = comm->rank + 1; i < comm->nranks; i++)
+		if (READ_ONCE(comm->conns[i].state) != KCOLL_CONN_UP)
+			break;
+	kcoll_info_rl("comm %llu: rank %u: no connection from rank %u in %u ms\n",
+		      comm->id, comm->rank, i, comm->connect_timeout_ms);
+	return -ETIMEDOUT;
+}
