@@ -1058,4 +1058,6 @@ bench-report:
 	python3 $(TOP)/tools/bench/bench-report.py $(BENCH_DIR)
 # <<< issue8
 
+include $(TOP)/lib/mpi/mpi.mk
+
 endif # KERNELRELEASE
