@@ -369,8 +369,8 @@ static int kc_error(MPI_Comm comm, int err)
 {
 	char msg[MPI_MAX_ERROR_STRING];
 
-	snprintf(msg, sizeof(msg), "kcoll: %s (%s)", coll_last_error()[0] ?
-		 coll_last_error() : coll_strerror(err), coll_strerror(err));
+	snprintf(msg, sizeof(msg), "kcoll: %s", coll_last_error()[0] ? coll_last_error() :
+		 coll_strerror(err));
 	PMPI_Add_error_string(kc_errcode, msg);
 	PMPI_Comm_call_errhandler(comm, kc_errcode);
 	return kc_errcode;
@@ -450,8 +450,8 @@ static void kc_req_finish(struct kc_req *r, int err)
 	r->done = 1;
 	r->err = err;
 	if (err)
-		snprintf(r->msg, sizeof(r->msg), "kcoll: %s (%s)", coll_last_error()[0] ?
-			 coll_last_error() : coll_strerror(err), coll_strerror(err));
+		snprintf(r->msg, sizeof(r->msg), "kcoll: %s", coll_last_error()[0] ?
+			 coll_last_error() : coll_strerror(err));
 	else if (r->move_len)
 		memmove(r->move_to, r->move_from, r->move_len);
 	PMPI_Grequest_complete(r->req);

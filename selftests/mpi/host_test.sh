@@ -8,7 +8,8 @@
 # printed at MPI_Finalize must say that nothing was routed, that every
 # call fell back (for "no module", or the reason that comes first: a
 # vector datatype, a user op, MAXLOC, unequal ReduceScatter counts, a
-# one-rank communicator), and with KCOLL_MPI=0 for that.
+# one-rank communicator), and with KCOLL_MPI=0 for that.  Then
+# selftests/mpi/mpi4py_test.py under Open MPI, with and without the preload.
 #
 #   MPI_LIBDIR=build/lib MPI_TESTDIR=build/obj/mpi selftests/mpi/host_test.sh
 #
@@ -104,5 +105,31 @@ for impl in openmpi mpich; do
 		bad "$impl plain: kcoll output without the preload"
 	fi
 done
+# mpi4py (Debian's links Open MPI only): the same comparison.
+py=$(cd "$(dirname "$0")" && pwd)/mpi4py_test.py
+for name in plain preload; do
+	pre=()
+	[ "$name" = preload ] && pre=(-x "LD_PRELOAD=$MPI_LIBDIR/libcoll-mpi-openmpi.so" -x KCOLL_MPI_VERBOSE=1)
+	timeout 300 mpirun.openmpi -np 2 --oversubscribe "${pre[@]}" /usr/bin/python3 "$py" \
+		"$work/py-$name" >"$work/py-$name.out" 2>"$work/py-$name.err"
+	line=$(tail -n 1 "$work/py-$name.out")
+	case $line in
+	*" passed, 0 failed") ok "mpi4py $name: '$line'";;
+	*) bad "mpi4py $name: closing line '$line'"; tail -n 5 "$work/py-$name.err";;
+	esac
+done
+for r in 0 1; do
+	if [ -s "$work/py-plain.$r" ] && cmp -s "$work/py-plain.$r" "$work/py-preload.$r"; then
+		ok "mpi4py: rank $r's $(wc -l <"$work/py-plain.$r") results identical with the preload"
+	else
+		bad "mpi4py: rank $r's results differ with the preload"
+	fi
+done
+if grep -qF "kcoll-mpi: iallreduce: 0 routed, 16 fell back (no module 16)" "$work/py-preload.err"; then
+	ok "mpi4py: counts"
+else
+	bad "mpi4py: counts"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

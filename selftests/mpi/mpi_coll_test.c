@@ -14,6 +14,12 @@
  * "N passed, M failed" for all ranks; the exit status is 1 if any failed.
  *
  *   mpirun -np 2 mpi_coll_test /tmp/out [--quick]
+ *
+ * --mismatch instead runs the negative test (only meaningful over kcoll:
+ * plain MPI leaves it undefined): every rank calls MPI_Allreduce on a dup
+ * of MPI_COMM_WORLD with a different count, under an error handler of
+ * the test's; every rank must get an error, through that handler, whose
+ * MPI_Error_string names kcoll, and MPI_COMM_WORLD must still work.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -431,6 +437,51 @@ static void fallbacks(MPI_Comm comm)
 	check("allreduce bor", "world", res[0] == (1 << n) - 1, res, sizeof(res));
 }
 
+static int eh_calls;
+static char eh_text[MPI_MAX_ERROR_STRING];
+
+static void eh(MPI_Comm *comm, int *code, ...)
+{
+	int len = 0;
+
+	(void)comm;
+	eh_calls++;
+	MPI_Error_string(*code, eh_text, &len);
+}
+
+static int mismatch(void)
+{
+	int x[64] = { 0 }, y[64], rc, tot[2], sum[2];
+	MPI_Errhandler h;
+	MPI_Comm c;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &c);
+	MPI_Comm_create_errhandler(eh, &h);
+	MPI_Comm_set_errhandler(c, h);
+	/* a first call that matches makes the kcoll communicator */
+	rc = MPI_Allreduce(x, y, 8, MPI_INT, MPI_SUM, c);
+	check("matching allreduce", "mismatch", rc == MPI_SUCCESS && !eh_calls, NULL, 0);
+	rc = MPI_Allreduce(x, y, 16 + rank, MPI_INT, MPI_SUM, c);
+	fprintf(stderr, "rank %d: mismatched allreduce returned %d, handler called %d time(s): %s\n",
+		rank, rc, eh_calls, eh_text);
+	check("mismatched allreduce fails", "mismatch", rc != MPI_SUCCESS, NULL, 0);
+	check("through the communicator's error handler", "mismatch", eh_calls == 1, NULL, 0);
+	check("with kcoll's message", "mismatch", strstr(eh_text, "kcoll") != NULL, NULL, 0);
+	MPI_Comm_free(&c);
+	MPI_Errhandler_free(&h);
+	MPI_Barrier(MPI_COMM_WORLD);
+	check("world still works", "mismatch", 1, NULL, 0);
+	fclose(out);
+	sum[0] = passed;
+	sum[1] = failed;
+	MPI_Reduce(sum, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (!rank)
+		printf("%d passed, %d failed\n", tot[0], tot[1]);
+	MPI_Bcast(tot, 2, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return tot[1] ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Comm dup, par, rev, many[16];
@@ -454,6 +505,8 @@ int main(int argc, char **argv)
 		perror(path);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
+	if (argc > 2 && !strcmp(argv[2], "--mismatch"))
+		return mismatch();
 	dts_init();
 	run_comm(MPI_COMM_WORLD, "world", 0);
 	run_comm(MPI_COMM_WORLD, "world", 1);
