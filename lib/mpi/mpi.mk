@@ -60,18 +60,21 @@ check-mpi:
 	@MPI_LIBDIR=$(BUILD)/lib MPI_TESTDIR=$(MPI_OBJDIR) $(TOP)/selftests/mpi/host_test.sh
 
 # In the virtual cluster (not in `make check`): selftests/mpi/vm_test.sh,
-# the test program over Open MPI on MPI_VM_NODES VMs with kcoll.ko, with
-# and without the preload (dropbear starts Open MPI's daemons, as in
-# `make bench`; dropbear-bin is in deps-bench).
+# the test program over Open MPI and MPICH (MPI_VM_IMPLS) on MPI_VM_NODES
+# VMs with kcoll.ko, with and without the preload, the mismatch test and
+# mpi4py (dropbear starts the MPI daemons, as in `make bench`;
+# dropbear-bin is in deps-bench).  KCOLL_VM_ARGS adds runner options,
+# e.g. MPI_VM_NODES=4 KCOLL_VM_ARGS="-k 2 --mem 1024".
 MPI_VM_NODES ?= 2
 .PHONY: check-vm-mpi
 check-vm-mpi: libcoll-mpi module
 	@$(call kc_apt_ensure,dropbear-bin)
 	@d=$(BUILD)/mpi-vm; rm -rf $$d; mkdir -p $$d/ssh && \
 	dropbearkey -t ed25519 -f $$d/ssh/id | grep '^ssh-' >$$d/ssh/id.pub && \
-	$(KCOLL_VM) run -n $(MPI_VM_NODES) -t 2400 --module $(TOP)/kcoll.ko --rmmod \
+	$(KCOLL_VM) run -n $(MPI_VM_NODES) -t 2400 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod \
 		--run-dir $$d/run --setup "$(TOP)/tools/bench/sshd-setup.sh $$d/ssh/id" \
-		-e BENCH_SSH_KEY=$$d/ssh/id -e MPI_TOP=$(TOP) -- $(TOP)/selftests/mpi/vm_test.sh
+		-e BENCH_SSH_KEY=$$d/ssh/id -e MPI_TOP=$(TOP) $(if $(MPI_VM_IMPLS),-e "MPI_VM_IMPLS=$(MPI_VM_IMPLS)") \
+		-- $(TOP)/selftests/mpi/vm_test.sh
 
 install-mpi: libcoll-mpi
 	install -d $(DESTDIR)$(LIBDIR)
