@@ -381,6 +381,8 @@ static int kc_error(MPI_Comm comm, int err)
 struct kc_req {
 	struct kc_req *next;
 	MPI_Request req;
+	MPI_Comm comm;
+	coll_comm_t *kc;
 	coll_request_t *kreq;
 	int err;		/* kcoll's, when it completed */
 	int done;
@@ -476,8 +478,8 @@ static void kc_req_drive(MPI_Request req, int wait)
 }
 
 /* A submitted kcoll request as an MPI request. */
-static int kc_req_start(MPI_Comm comm, coll_request_t *kreq, int err, MPI_Request *req,
-			void *move_to, const void *move_from, size_t move_len)
+static int kc_req_start(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, int err,
+			MPI_Request *req, void *move_to, const void *move_from, size_t move_len)
 {
 	struct kc_req *r;
 
@@ -489,6 +491,8 @@ static int kc_req_start(MPI_Comm comm, coll_request_t *kreq, int err, MPI_Reques
 		return kc_error(comm, -ENOMEM);
 	}
 	r->kreq = kreq;
+	r->comm = comm;
+	r->kc = kc;
 	r->move_to = move_to;
 	r->move_from = move_from;
 	r->move_len = move_len;
@@ -502,9 +506,10 @@ static int kc_req_start(MPI_Comm comm, coll_request_t *kreq, int err, MPI_Reques
 }
 
 /* Blocking: wait for a submitted request, then the in-place move. */
-static int kc_finish(MPI_Comm comm, coll_request_t *kreq, int err, void *move_to,
-		     const void *move_from, size_t move_len)
+static int kc_finish(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, int err,
+		     void *move_to, const void *move_from, size_t move_len)
 {
+	(void)kc;
 	if (!err)
 		err = coll_wait(&kreq, NULL);
 	if (err)
@@ -514,13 +519,17 @@ static int kc_finish(MPI_Comm comm, coll_request_t *kreq, int err, void *move_to
 	return MPI_SUCCESS;
 }
 
-/* Either form: @req NULL is the blocking one. */
-static int kc_done(MPI_Comm comm, coll_request_t *kreq, int err, MPI_Request *req,
-		   void *move_to, const void *move_from, size_t move_len)
+/*
+ * Either form: @req NULL is the blocking one.  @kp, not the request: the
+ * callers submit in another argument of the same call, so *@kp is read
+ * here, after the submission (argument order is unspecified).
+ */
+static int kc_done(MPI_Comm comm, coll_comm_t *kc, coll_request_t **kp, int err,
+		   MPI_Request *req, void *move_to, const void *move_from, size_t move_len)
 {
 	if (req)
-		return kc_req_start(comm, kreq, err, req, move_to, move_from, move_len);
-	return kc_finish(comm, kreq, err, move_to, move_from, move_len);
+		return kc_req_start(comm, kc, *kp, err, req, move_to, move_from, move_len);
+	return kc_finish(comm, kc, *kp, err, move_to, move_from, move_len);
 }
 
 /* ----------------------------------------------------- the operations */
@@ -546,7 +555,7 @@ static int kc_allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MP
 			     PMPI_Allreduce(sb, rb, count, dt, op, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = rb;
-	return kc_done(comm, k, coll_allreduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
+	return kc_done(comm, c.kc, &k, coll_allreduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
 					       &k), req, NULL, NULL, 0);
 }
 
@@ -571,7 +580,7 @@ static int kc_reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_O
 		sb = rb;
 	if (c.rank != root)
 		rb = NULL;
-	return kc_done(comm, k, coll_reduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
+	return kc_done(comm, c.kc, &k, coll_reduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
 					    (uint32_t)root, &k), req, NULL, NULL, 0);
 }
 
@@ -592,7 +601,7 @@ static int kc_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
 	if (why)
 		return req ? PMPI_Ibcast(buf, count, dt, root, comm, req) :
 			     PMPI_Bcast(buf, count, dt, root, comm);
-	return kc_done(comm, k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
+	return kc_done(comm, c.kc, &k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
 					       (uint32_t)root, &k), req, NULL, NULL, 0);
 }
 
@@ -619,7 +628,7 @@ static int kc_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int r
 			     PMPI_Allgather(sb, sc, st, rb, rc, rt, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = (char *)rb + (size_t)c.rank * n * c.esz;
-	return kc_done(comm, k, coll_allgather(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.kc, &k, coll_allgather(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
 }
 
 /* ReduceScatter with every block @rc elements (both MPI forms). */
@@ -655,7 +664,7 @@ static int kc_rs(enum kc_op which, const void *sb, void *rb, int rc, MPI_Datatyp
 		off = (size_t)c.rank * n * c.esz;
 		rb = (char *)rb + off;
 	}
-	return kc_done(comm, k, coll_reducescatter(c.kc, sb, rb, n, c.dt, c.op, &k), req,
+	return kc_done(comm, c.kc, &k, coll_reducescatter(c.kc, sb, rb, n, c.dt, c.op, &k), req,
 		       (char *)rb - off, rb, off ? n * c.esz : 0);
 }
 
@@ -723,14 +732,14 @@ static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *
 			sb = (char *)rb + (size_t)c.rank * n * c.esz;
 		if (c.rank != root)
 			rb = NULL;
-		return kc_done(comm, k, coll_gather(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k),
+		return kc_done(comm, c.kc, &k, coll_gather(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k),
 			       req, NULL, NULL, 0);
 	}
 	if (inplace)
 		rb = (char *)sb + (size_t)c.rank * n * c.esz;
 	if (c.rank != root)
 		sb = NULL;
-	return kc_done(comm, k, coll_scatter(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k), req,
+	return kc_done(comm, c.kc, &k, coll_scatter(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k), req,
 		       NULL, NULL, 0);
 }
 
@@ -758,7 +767,7 @@ static int kc_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc
 			     PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = rb;
-	return kc_done(comm, k, coll_alltoall(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.kc, &k, coll_alltoall(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
 }
 
 static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st,
@@ -798,7 +807,7 @@ static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Data
 	err = coll_alltoallv(c.kc, sb, v, v + c.size, rb, v + 2 * c.size, v + 3 * c.size, c.dt,
 			     &k);
 	free(v);
-	return kc_done(comm, k, err, req, NULL, NULL, 0);
+	return kc_done(comm, c.kc, &k, err, req, NULL, NULL, 0);
 }
 
 static int kc_barrier(MPI_Comm comm, MPI_Request *req)
@@ -812,7 +821,7 @@ static int kc_barrier(MPI_Comm comm, MPI_Request *req)
 	kc_note(NB(req), KC_BARRIER, why);
 	if (why)
 		return req ? PMPI_Ibarrier(comm, req) : PMPI_Barrier(comm);
-	return kc_done(comm, k, coll_barrier(c.kc, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.kc, &k, coll_barrier(c.kc, &k), req, NULL, NULL, 0);
 }
 
 /* ------------------------------------------------------- MPI entries */
