@@ -228,4 +228,6 @@ check: deps
 	if [ $$rc = 0 ]; then echo "=== check: all passed"; else echo "=== check: FAILED"; fi; \
 	exit $$rc
 
+include $(TOP)/lib/mpi/mpi.mk
+
 endif # KERNELRELEASE

@@ -181,6 +181,89 @@ struct coll_module_info {
 /* Query the module through @device (NULL: /dev/kcoll), no communicator needed. */
 int coll_module_info(const char *device, struct coll_module_info *info);
 
+/* ------------------------------------------- out-of-band bootstrap */
+
+/*
+ * The caller's own allgather (as UCC's ucc_oob_coll): every one of @size
+ * ranks passes @len bytes at @sendbuf; when it returns, @recvbuf holds
+ * @size * @len bytes, rank i's at offset i * @len.  Blocking; called by
+ * every rank the same number of times with the same @len.  0, or any
+ * other value for a failure (coll_comm_init_oob() then returns -EIO).
+ * MPI: PMPI_Allgather(s, len, MPI_BYTE, r, len, MPI_BYTE, comm); the c10d
+ * Store, PMIx fence and the like serve as well.
+ */
+typedef int (*coll_oob_allgather_t)(const void *sendbuf, void *recvbuf, size_t len,
+				    void *ctx);
+
+struct coll_oob {
+	coll_oob_allgather_t allgather;
+	void *ctx;		/* passed to @allgather; kept for coll_comm_split() */
+	uint32_t rank;		/* this process's rank, 0..size-1 */
+	uint32_t size;		/* ranks in the job */
+};
+
+/* Optional settings of coll_comm_init_oob(); zero fields take the defaults. */
+struct coll_oob_opts {
+	uint32_t size;			/* sizeof(struct coll_oob_opts) */
+	const struct coll_comm_opts *comm;	/* settings of the communicator */
+	/* This rank's RDMA address (IPv4/IPv6 text); NULL: coll_local_addr(NULL). */
+	const char *addr;
+	/*
+	 * Host identity: ranks with the same string are one server.  NULL:
+	 * $KCOLL_SERVER_ID, else the running kernel's boot id (every process
+	 * of one kernel shares it: the kcoll module is one per kernel), else
+	 * /etc/machine-id, else the host name.
+	 */
+	const char *server;
+	/* Super-node identity of this rank's server; NULL: $KCOLL_POD_ID, else one for all. */
+	const char *pod;
+};
+
+/*
+ * Create a communicator without a rank table, collectively over the
+ * @oob->size ranks of @oob.  Rank 0 draws the communicator's 128-bit unique
+ * id and a secret (getrandom), and the ranks exchange them with their
+ * addresses and host identities through @oob->allgather (two calls, more
+ * if a port has to be chosen again); servers and super-nodes follow from
+ * the host identities (numbered in rank order; ranks of one server that are
+ * not contiguous make every rank its own server), then the communicator
+ * is created as by coll_comm_init_ranks().  A rank's local failure (no
+ * RDMA address, say) fails every rank, with a message naming the rank.
+ * A secret in @opts->comm (or $KCOLL_SECRET_FILE/$KCOLL_SECRET) replaces
+ * the drawn one; the rank table's ports are chosen by libcoll.
+ */
+int coll_comm_init_oob(const struct coll_oob *oob, const struct coll_oob_opts *opts,
+		       coll_comm_t **comm);
+
+/*
+ * Collective over @comm: a new communicator of the ranks that pass the same
+ * @color >= 0, ranked by (@key, rank in @comm), as MPI_Comm_split and
+ * ncclCommSplit.  @color < 0 (COLL_SPLIT_NOCOLOR): not a member; *@newcomm
+ * is NULL and 0 is returned.  The exchange goes through the allgather
+ * @comm was created with (coll_comm_init_oob(); its ctx must still be
+ * valid), else through kcoll's AllGather on @comm.  The new communicator
+ * keeps @comm's settings, addresses, servers and super-nodes, with its own
+ * unique id, secret and ports.
+ */
+#define COLL_SPLIT_NOCOLOR	(-1)
+int coll_comm_split(coll_comm_t *comm, int color, int key, coll_comm_t **newcomm);
+/* coll_comm_split(comm, 0, rank, newcomm): the same ranks, a new communicator. */
+int coll_comm_dup(coll_comm_t *comm, coll_comm_t **newcomm);
+
+/*
+ * The communicator's 128-bit unique id into @id (zeros for one made from
+ * a rank table).  0 or -EINVAL.
+ */
+int coll_comm_unique_id(const coll_comm_t *comm, uint8_t id[16]);
+
+/*
+ * The address this node's kcoll would use, into @addr (@len >= 46): the
+ * RoCE GID (IPv4 first, else a global IPv6) of RDMA device @device (NULL:
+ * $KCOLL_DEVICE, else the first device, by name, with an active Ethernet
+ * port), from /sys/class/infiniband.  0, -ENODEV with a message.
+ */
+int coll_local_addr(const char *device, char *addr, size_t len);
+
 /* ------------------------------------------------------------ memory */
 
 /*

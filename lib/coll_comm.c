@@ -334,6 +334,11 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 		goto out_efd;
 	}
 	c->comm_id = cc.comm_id;
+	ret = coll_comm_keep(c, ranks, opts);
+	if (ret) {
+		coll_comm_destroy(c);
+		goto out_free;
+	}
 	free(kr);
 	explicit_bzero(secret, sizeof(secret));
 	*out = c;
@@ -403,7 +408,39 @@ void coll_comm_destroy(coll_comm_t *c)
 		mn = m->next;
 		free(m);
 	}
+	free(c->ranks);
+	free(c->hosts);
+	free(c->pods);
+	free((char *)c->opts.algo);
+	free((char *)c->opts.device);
 	free(c);
+}
+
+int coll_comm_keep(coll_comm_t *c, const struct coll_rank_desc *ranks,
+		   const struct coll_comm_opts *opts)
+{
+	uint32_t i;
+
+	c->ranks = calloc(c->nranks, sizeof(*c->ranks));
+	c->hosts = calloc(c->nranks, sizeof(*c->hosts));
+	c->pods = calloc(c->nranks, sizeof(*c->pods));
+	if (opts) {
+		c->opts = *opts;
+		c->opts.secret = NULL;
+		c->opts.secret_len = 0;
+		c->opts.algo = opts->algo ? strdup(opts->algo) : NULL;
+		c->opts.device = opts->device ? strdup(opts->device) : NULL;
+	}
+	c->opts.size = sizeof(c->opts);
+	if (!c->ranks || !c->hosts || !c->pods || (opts && opts->algo && !c->opts.algo) ||
+	    (opts && opts->device && !c->opts.device))
+		return coll_seterr(-ENOMEM, "coll_comm_init: out of memory");
+	memcpy(c->ranks, ranks, c->nranks * sizeof(*ranks));
+	for (i = 0; i < c->nranks; i++) {
+		c->hosts[i] = ((uint64_t)ranks[i].pod_id << 32) | ranks[i].server_id;
+		c->pods[i] = ranks[i].pod_id;
+	}
+	return 0;
 }
 
 int coll_comm_abort(coll_comm_t *c)

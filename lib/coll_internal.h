@@ -37,6 +37,13 @@ struct coll_comm {
 	struct coll_mr *mrs;
 	struct coll_request pending;		/* list head, submission order */
 	uint32_t npending;
+	/* What coll_comm_split() needs (lib/coll_oob.c). */
+	struct coll_rank_desc *ranks;		/* [nranks], as created */
+	uint64_t *hosts;			/* [nranks]: host identity (hash) */
+	uint64_t *pods;				/* [nranks]: super-node identity */
+	struct coll_comm_opts opts;		/* algo and device duplicated, no secret */
+	struct coll_oob oob;			/* allgather NULL: none */
+	uint8_t uid[16];
 };
 
 /* Record the calling thread's detailed message; returns @err. */
@@ -58,6 +65,83 @@ COLL_HIDDEN coll_comm_t *coll_comm_wrap(int fd, uint32_t rank, uint32_t nranks);
  */
 COLL_HIDDEN int coll_secret_get(const void *secret, size_t secret_len, uint8_t *buf,
 				size_t *len, const char **from);
+
+/*
+ * Keep what coll_comm_split() needs in @c: a copy of @ranks (hosts and pods
+ * from their server and pod ids) and of @opts.  0 or -ENOMEM (message set).
+ */
+COLL_HIDDEN int coll_comm_keep(coll_comm_t *c, const struct coll_rank_desc *ranks,
+			       const struct coll_comm_opts *opts);
+
+/* ---- lib/coll_oob.c, exposed for selftests/lib/test_oob.c */
+
+/* One rank's part of the bootstrap exchange (fixed layout, one host order). */
+struct coll_oob_rec {
+	uint32_t magic;			/* COLL_OOB_MAGIC */
+	uint16_t version;		/* COLL_OOB_VERSION */
+	uint16_t kind;			/* COLL_OOB_INIT, _SPLIT, _RESULT */
+	uint32_t rank, size;		/* as the sender sees them */
+	int32_t err;			/* the sender's local failure, or 0 */
+	int32_t color, key;		/* split only */
+	uint32_t attempt;		/* port choice round (results) */
+	uint8_t uid[16];		/* rank 0's (the new rank 0's) is the id */
+	uint8_t secret[32];		/* likewise */
+	uint64_t host, pod;		/* identities, hashed */
+	char addr[64];
+};
+
+#define COLL_OOB_MAGIC		0x424f434bu	/* "KCOB" */
+#define COLL_OOB_VERSION	1
+#define COLL_OOB_INIT		1
+#define COLL_OOB_SPLIT		2
+#define COLL_OOB_RESULT		3
+
+/* The rdma_cm ports libcoll draws from (above Linux's ephemeral range). */
+#define COLL_OOB_PORT_MIN	61000u
+#define COLL_OOB_PORT_MAX	65535u
+#define COLL_OOB_ATTEMPTS	4
+
+/*
+ * What the exchange decided for one communicator: its ranks (ports
+ * included), identities, id, secret, and this process's rank in it.
+ */
+struct coll_oob_table {
+	uint32_t nranks, rank;
+	struct coll_rank_desc *ranks;
+	uint64_t *hosts, *pods;
+	uint8_t uid[16];
+	uint8_t secret[32];
+};
+
+COLL_HIDDEN uint64_t coll_oob_hash(const void *p, size_t len, uint64_t h);
+/*
+ * The rdma_cm port of the @local-th rank (0-based) of those sharing one
+ * address, when at most @nlocal ranks share one, in round @attempt of the
+ * communicator named @uid.  What a listener per node that names
+ * communicators by id will make unnecessary.
+ */
+COLL_HIDDEN uint32_t coll_oob_port(const uint8_t uid[16], uint32_t attempt, uint32_t local,
+				   uint32_t nlocal);
+/* Number servers and pods of @t from its hosts/pods, ports for @attempt. */
+COLL_HIDDEN int coll_oob_layout(struct coll_oob_table *t, uint32_t attempt);
+/*
+ * The bootstrap exchange of coll_comm_init_oob() up to the rank table:
+ * -errno with the message set; the same outcome on every rank.
+ */
+COLL_HIDDEN int coll_oob_exchange(const struct coll_oob *oob, const struct coll_oob_opts *opts,
+				  struct coll_oob_table *t);
+/*
+ * The exchange of coll_comm_split() over @oob for a parent of @parent_n ranks
+ * with @ranks/@hosts/@pods: *@t zeroed (nranks 0) when @color < 0.
+ */
+COLL_HIDDEN int coll_split_exchange(const struct coll_oob *oob,
+				    const struct coll_rank_desc *ranks, const uint64_t *hosts,
+				    const uint64_t *pods, int color, int key,
+				    struct coll_oob_table *t);
+COLL_HIDDEN void coll_oob_table_free(struct coll_oob_table *t);
+/* coll_local_addr() under another sysfs root (tests). */
+COLL_HIDDEN int coll_local_addr_at(const char *root, const char *device, char *addr,
+				   size_t len);
 
 /* Open @device and check its ABI version; fd or negative errno (message set). */
 COLL_HIDDEN int coll_dev_open(const char *device, struct kcoll_info *info);

@@ -1,0 +1,1076 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libcoll-mpi: a PMPI interposition library that runs an unmodified MPI
+ * program's collectives over kcoll.  Built once per MPI implementation
+ * (libcoll-mpi-openmpi.so, libcoll-mpi-mpich.so: their handles differ),
+ * loaded with LD_PRELOAD (or linked before -lmpi).  It defines MPI_X and
+ * calls PMPI_X, never defining PMPI_X (both MPIs make MPI_X a weak alias).
+ *
+ * Routing.  A call goes to kcoll when kcoll does it exactly: an
+ * intra-communicator of more than one rank, contiguous predefined
+ * datatypes that map onto kcoll element types (or contiguous types built
+ * from one), SUM/PROD/MIN/MAX on them, MPI_IN_PLACE where MPI allows it,
+ * equal counts where kcoll has no vector form.  Everything else (derived
+ * datatypes, user ops, MAXLOC, bitwise and logical ops, inter-communicators)
+ * goes to the PMPI_ call unchanged, and is counted with its reason.  Every
+ * input of that decision is one MPI requires to match on every rank, so
+ * the ranks decide alike without talking; the one per-rank fact, whether
+ * this node's kcoll communicator could be made, is agreed once per
+ * communicator with a PMPI_Allreduce(MIN).
+ *
+ * Communicators.  A kcoll communicator is made lazily at the first routed
+ * call on an MPI communicator (a collective point), bootstrapped with
+ * coll_comm_init_oob() over PMPI_Allgather on that communicator, and kept
+ * as an attribute whose delete callback destroys it: MPI_Comm_free, and
+ * MPI_Finalize (which deletes SELF's then WORLD's attributes).  Dup,
+ * split and create need no wrapper: the keyval's copy function is
+ * MPI_COMM_NULL_COPY_FN, so a new communicator has none and makes its own.
+ *
+ * Nonblocking collectives are generalized requests (PMPI_Grequest_start)
+ * around a kcoll request; MPI_Wait/Test/Waitall/Testall/Waitany/Testany
+ * drive ours to completion (coll_wait/coll_test, then
+ * PMPI_Grequest_complete) before calling PMPI, so no thread is needed.
+ * A request of ours that reaches MPI only through another call
+ * (MPI_Waitsome, MPI_Request_free, Fortran on Open MPI) would wait forever:
+ * not intercepted in this version.
+ *
+ * Errors.  A kcoll error on a routed call becomes an MPI error class of
+ * ours (MPI_Add_error_class), its string the kcoll message, raised on the
+ * communicator (its error handler runs).  KCOLL_MPI=0, or no kcoll module
+ * on some rank, passes everything through.  KCOLL_MPI_VERBOSE=1 prints at
+ * MPI_Finalize, on rank 0, the calls of all ranks per operation: routed,
+ * and fallen back by reason.
+ *
+ * Open MPI's Fortran bindings call PMPI_ directly and bypass this library
+ * (correct, not accelerated); MPICH's call the C MPI_ functions.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "coll.h"
+
+/* ---------------------------------------------------------- counting */
+
+enum kc_op {
+	KC_ALLREDUCE, KC_REDUCE, KC_BCAST, KC_ALLGATHER, KC_REDUCE_SCATTER_BLOCK,
+	KC_REDUCE_SCATTER, KC_SCATTER, KC_GATHER, KC_ALLTOALL, KC_ALLTOALLV, KC_BARRIER,
+	KC_NOPS
+};
+
+static const char *const kc_op_names[KC_NOPS] = {
+	"allreduce", "reduce", "bcast", "allgather", "reduce_scatter_block",
+	"reduce_scatter", "scatter", "gather", "alltoall", "alltoallv", "barrier",
+};
+
+enum kc_why {
+	KC_ROUTED, KC_DISABLED, KC_NOMODULE, KC_INTER, KC_ONERANK, KC_DATATYPE, KC_OP,
+	KC_COUNTS, KC_INPLACE, KC_EMPTY, KC_SETUP, KC_NWHY
+};
+
+static const char *const kc_why_names[KC_NWHY] = {
+	"routed", "KCOLL_MPI=0", "no module", "inter-communicator", "one rank", "datatype",
+	"op", "counts differ", "in place", "empty", "kcoll communicator failed",
+};
+
+/* [blocking 0 / nonblocking 1][op][why] */
+static long long kc_count[2][KC_NOPS][KC_NWHY];
+
+static pthread_mutex_t kc_lock = PTHREAD_MUTEX_INITIALIZER;
+static int kc_inited, kc_enabled, kc_have_module, kc_verbose;
+static int kc_keyval = MPI_KEYVAL_INVALID;
+static int kc_errclass, kc_errcode;
+
+static void kc_note(int nb, enum kc_op op, enum kc_why why)
+{
+	pthread_mutex_lock(&kc_lock);
+	kc_count[nb][op][why]++;
+	pthread_mutex_unlock(&kc_lock);
+}
+
+/* ------------------------------------------------------ communicators */
+
+struct kc_comm {
+	coll_comm_t *kc;		/* NULL: not routed, for @why */
+	enum kc_why why;
+};
+
+static int kc_delete_cb(MPI_Comm comm, int kv, void *attr, void *extra)
+{
+	struct kc_comm *k = attr;
+
+	(void)comm;
+	(void)kv;
+	(void)extra;
+	if (k) {
+		coll_comm_destroy(k->kc);
+		free(k);
+	}
+	return MPI_SUCCESS;
+}
+
+static void kc_init(void)
+{
+	struct coll_module_info info;
+	const char *e;
+	int flag = 0;
+
+	if (kc_inited)
+		return;
+	PMPI_Initialized(&flag);
+	if (!flag)
+		return;
+	pthread_mutex_lock(&kc_lock);
+	if (!kc_inited) {
+		e = getenv("KCOLL_MPI");
+		kc_enabled = !(e && !strcmp(e, "0"));
+		e = getenv("KCOLL_MPI_VERBOSE");
+		kc_verbose = e && *e && strcmp(e, "0");
+		kc_have_module = kc_enabled && coll_module_info(NULL, &info) == 0;
+		if (kc_enabled) {
+			PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, kc_delete_cb, &kc_keyval,
+						NULL);
+			PMPI_Add_error_class(&kc_errclass);
+			PMPI_Add_error_code(kc_errclass, &kc_errcode);
+			PMPI_Add_error_string(kc_errclass, "kcoll: a collective failed");
+			PMPI_Add_error_string(kc_errcode, "kcoll: a collective failed");
+		}
+		kc_inited = 1;
+	}
+	pthread_mutex_unlock(&kc_lock);
+}
+
+static int kc_oob_allgather(const void *s, void *r, size_t len, void *ctx)
+{
+	MPI_Comm comm = *(MPI_Comm *)ctx;
+
+	if (len > (size_t)0x7fffffff)
+		return -1;
+	return PMPI_Allgather(s, (int)len, MPI_BYTE, r, (int)len, MPI_BYTE, comm);
+}
+
+/*
+ * The kcoll communicator of @comm, made at the first routed call: NULL
+ * (and *@why) when it cannot be, the same on every rank.
+ */
+static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
+{
+	struct kc_comm *k = NULL;
+	int flag = 0, rank, size, ok, all = 0;
+	struct coll_oob oob;
+	MPI_Comm ctx = comm;
+
+	PMPI_Comm_get_attr(comm, kc_keyval, &k, &flag);
+	if (flag && k) {
+		*why = k->why;
+		return k->kc;
+	}
+	k = calloc(1, sizeof(*k));
+	ok = kc_have_module && k;
+	/* A node without the module, agreed before anybody tries. */
+	PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+	if (!all) {
+		if (!k)
+			return *why = KC_NOMODULE, NULL;
+		k->why = KC_NOMODULE;
+	} else {
+		PMPI_Comm_rank(comm, &rank);
+		PMPI_Comm_size(comm, &size);
+		oob = (struct coll_oob){ .allgather = kc_oob_allgather, .ctx = &ctx,
+					 .rank = (uint32_t)rank, .size = (uint32_t)size };
+		ok = coll_comm_init_oob(&oob, NULL, &k->kc) == 0;
+		if (!ok && kc_verbose)
+			fprintf(stderr, "kcoll-mpi: rank %d: no kcoll communicator: %s\n", rank,
+				coll_last_error());
+		/* init_oob agrees already; the MPI-level agreement is cheap insurance. */
+		PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+		if (!all) {
+			coll_comm_destroy(k->kc);
+			k->kc = NULL;
+			k->why = KC_SETUP;
+		} else {
+			k->why = KC_ROUTED;
+		}
+		/* Its own oob ctx pointed at our stack: not kept (no split through it). */
+	}
+	PMPI_Comm_set_attr(comm, kc_keyval, k);
+	*why = k->why;
+	return k->kc;
+}
+
+/* ------------------------------------------------------------- types */
+
+#define KC_COPY_ONLY	0x100	/* element type for moving bytes, not reducing */
+
+/* A predefined datatype's kcoll type, or -1. */
+static int kc_named_dtype(MPI_Datatype dt)
+{
+	if (dt == MPI_FLOAT || dt == MPI_REAL)
+		return COLL_FLOAT;
+	if (dt == MPI_DOUBLE || dt == MPI_DOUBLE_PRECISION)
+		return COLL_DOUBLE;
+	if (dt == MPI_INT || dt == MPI_INT32_T || dt == MPI_INTEGER)
+		return COLL_INT32;
+	if (dt == MPI_UNSIGNED || dt == MPI_UINT32_T)
+		return COLL_UINT32;
+	if (dt == MPI_LONG || dt == MPI_INT64_T || dt == MPI_LONG_LONG_INT ||
+	    dt == MPI_LONG_LONG)
+		return sizeof(long) == 8 || dt != MPI_LONG ? COLL_INT64 : COLL_INT32;
+	if (dt == MPI_UNSIGNED_LONG || dt == MPI_UINT64_T || dt == MPI_UNSIGNED_LONG_LONG)
+		return sizeof(long) == 8 || dt != MPI_UNSIGNED_LONG ? COLL_UINT64 : COLL_UINT32;
+	if (dt == MPI_SHORT || dt == MPI_INT16_T)
+		return COLL_INT16;
+	if (dt == MPI_UNSIGNED_SHORT || dt == MPI_UINT16_T)
+		return COLL_UINT16;
+	if (dt == MPI_INT8_T || dt == MPI_SIGNED_CHAR)
+		return COLL_INT8;
+	if (dt == MPI_UINT8_T || dt == MPI_UNSIGNED_CHAR)
+		return COLL_UINT8;
+#ifdef MPIX_C_FLOAT16
+	if (dt == MPIX_C_FLOAT16)
+		return COLL_FLOAT16;
+#endif
+	if (dt == MPI_BYTE || dt == MPI_CHAR || dt == MPI_C_BOOL || dt == MPI_PACKED)
+		return COLL_UINT8 | KC_COPY_ONLY;
+	return -1;
+}
+
+/*
+ * @dt as *@kdt elements, *@per of them per @dt: a predefined type, or a
+ * contiguous type of one (recursively).  -1 otherwise.
+ */
+static int kc_dtype(MPI_Datatype dt, int *kdt, size_t *per)
+{
+	int ni, na, nd, comb, t, cnt;
+	MPI_Datatype base;
+	size_t p;
+
+	if (dt == MPI_DATATYPE_NULL)
+		return -1;
+	if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+		return -1;
+	if (comb == MPI_COMBINER_NAMED) {
+		t = kc_named_dtype(dt);
+		if (t < 0)
+			return -1;
+		*kdt = t;
+		*per = 1;
+		return 0;
+	}
+	if (comb != MPI_COMBINER_CONTIGUOUS || ni != 1 || nd != 1)
+		return -1;
+	if (PMPI_Type_get_contents(dt, 1, 0, 1, &cnt, NULL, &base) != MPI_SUCCESS)
+		return -1;
+	t = kc_dtype(base, kdt, &p);
+	PMPI_Type_get_envelope(base, &ni, &na, &nd, &comb);
+	if (comb != MPI_COMBINER_NAMED)
+		PMPI_Type_free(&base);
+	if (t || cnt < 0)
+		return -1;
+	*per = p * (size_t)cnt;
+	return 0;
+}
+
+static int kc_redop(MPI_Op op, coll_redop_t *k)
+{
+	if (op == MPI_SUM)
+		*k = COLL_SUM;
+	else if (op == MPI_PROD)
+		*k = COLL_PROD;
+	else if (op == MPI_MAX)
+		*k = COLL_MAX;
+	else if (op == MPI_MIN)
+		*k = COLL_MIN;
+	else
+		return -1;
+	return 0;
+}
+
+/* --------------------------------------------------------- deciding */
+
+/* What a routed call needs. */
+struct kc_call {
+	coll_comm_t *kc;
+	coll_dtype_t dt;
+	coll_redop_t op;
+	size_t per;		/* kcoll elements per MPI element */
+	size_t esz;		/* bytes per kcoll element */
+	int rank, size;
+};
+
+/* The checks every call shares: enabled, the communicator's kind and size. */
+static enum kc_why kc_comm_check(MPI_Comm comm, struct kc_call *c)
+{
+	int inter = 0;
+
+	kc_init();
+	if (!kc_enabled)
+		return KC_DISABLED;
+	if (comm == MPI_COMM_NULL)
+		return KC_INTER;
+	PMPI_Comm_test_inter(comm, &inter);
+	if (inter)
+		return KC_INTER;
+	PMPI_Comm_size(comm, &c->size);
+	PMPI_Comm_rank(comm, &c->rank);
+	if (c->size < 2)
+		return KC_ONERANK;
+	return KC_ROUTED;
+}
+
+/* @dt (and @op if @reduce) as kcoll types into @c. */
+static enum kc_why kc_type_check(MPI_Datatype dt, MPI_Op op, int reduce, struct kc_call *c)
+{
+	int k;
+
+	/* The op first: MAXLOC's pair types are no kcoll type either. */
+	if (reduce && kc_redop(op, &c->op))
+		return KC_OP;
+	if (kc_dtype(dt, &k, &c->per))
+		return KC_DATATYPE;
+	if (reduce && (k & KC_COPY_ONLY))
+		return KC_DATATYPE;
+	c->dt = (coll_dtype_t)(k & ~KC_COPY_ONLY);
+	c->esz = coll_dtype_size(c->dt);
+	return KC_ROUTED;
+}
+
+/* A second type of the call must be the same elements, as many. */
+static enum kc_why kc_same(MPI_Datatype dt, int count, const struct kc_call *c, size_t elems)
+{
+	size_t per;
+	int k;
+
+	if (kc_dtype(dt, &k, &per))
+		return KC_DATATYPE;
+	if ((coll_dtype_t)(k & ~KC_COPY_ONLY) != c->dt)
+		return KC_DATATYPE;
+	if ((size_t)count * per != elems)
+		return KC_COUNTS;
+	return KC_ROUTED;
+}
+
+/* Last: the kcoll communicator. */
+static enum kc_why kc_comm_final(MPI_Comm comm, struct kc_call *c)
+{
+	enum kc_why why = KC_ROUTED;
+
+	c->kc = kc_comm_get(comm, &why);
+	return c->kc ? KC_ROUTED : why;
+}
+
+/* ----------------------------------------------------------- errors */
+
+static int kc_error(MPI_Comm comm, int err)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+
+	snprintf(msg, sizeof(msg), "kcoll: %s", coll_last_error()[0] ? coll_last_error() :
+		 coll_strerror(err));
+	PMPI_Add_error_string(kc_errcode, msg);
+	PMPI_Comm_call_errhandler(comm, kc_errcode);
+	return kc_errcode;
+}
+
+/* ------------------------------------------------ nonblocking requests */
+
+struct kc_req {
+	struct kc_req *next;
+	MPI_Request req;
+	MPI_Comm comm;
+	coll_comm_t *kc;
+	coll_request_t *kreq;
+	int err;		/* kcoll's, when it completed */
+	int done;
+	/* after completion: MPI's in-place ReduceScatter wants the block first */
+	void *move_to;
+	const void *move_from;
+	size_t move_len;
+	char msg[MPI_MAX_ERROR_STRING];
+};
+
+static struct kc_req *kc_reqs;
+
+static int kc_query_fn(void *extra, MPI_Status *st)
+{
+	struct kc_req *r = extra;
+
+	MPI_Status_set_elements(st, MPI_BYTE, 0);
+	MPI_Status_set_cancelled(st, 0);
+	st->MPI_SOURCE = MPI_UNDEFINED;
+	st->MPI_TAG = MPI_UNDEFINED;
+	st->MPI_ERROR = r->err ? kc_errcode : MPI_SUCCESS;
+	if (r->err)
+		PMPI_Add_error_string(kc_errcode, r->msg);
+	return st->MPI_ERROR;
+}
+
+static int kc_free_fn(void *extra)
+{
+	struct kc_req *r = extra, **pp;
+
+	pthread_mutex_lock(&kc_lock);
+	for (pp = &kc_reqs; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	pthread_mutex_unlock(&kc_lock);
+	if (r->kreq)
+		coll_wait(&r->kreq, NULL);
+	free(r);
+	return MPI_SUCCESS;
+}
+
+static int kc_cancel_fn(void *extra, int complete)
+{
+	(void)extra;
+	(void)complete;
+	return MPI_SUCCESS;
+}
+
+/* Ours, by MPI handle (NULL if not). */
+static struct kc_req *kc_req_find(MPI_Request req)
+{
+	struct kc_req *r;
+
+	if (req == MPI_REQUEST_NULL || !kc_reqs)
+		return NULL;
+	pthread_mutex_lock(&kc_lock);
+	for (r = kc_reqs; r && r->req != req; r = r->next)
+		;
+	pthread_mutex_unlock(&kc_lock);
+	return r;
+}
+
+static void kc_req_finish(struct kc_req *r, int err)
+{
+	r->done = 1;
+	r->err = err;
+	if (err)
+		snprintf(r->msg, sizeof(r->msg), "kcoll: %s", coll_last_error()[0] ?
+			 coll_last_error() : coll_strerror(err));
+	else if (r->move_len)
+		memmove(r->move_to, r->move_from, r->move_len);
+	PMPI_Grequest_complete(r->req);
+}
+
+/* Drive one of ours: block (@wait) or look once. */
+static void kc_req_drive(MPI_Request req, int wait)
+{
+	struct kc_req *r = kc_req_find(req);
+	int done = 0, err;
+
+	if (!r || r->done)
+		return;
+	if (wait) {
+		err = coll_wait(&r->kreq, NULL);
+		kc_req_finish(r, err);
+		return;
+	}
+	err = coll_test(&r->kreq, &done, NULL);
+	if (done || err)
+		kc_req_finish(r, err);
+}
+
+/* A submitted kcoll request as an MPI request. */
+static int kc_req_start(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, int err,
+			MPI_Request *req, void *move_to, const void *move_from, size_t move_len)
+{
+	struct kc_req *r;
+
+	if (err)
+		return kc_error(comm, err);
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		coll_wait(&kreq, NULL);
+		return kc_error(comm, -ENOMEM);
+	}
+	r->kreq = kreq;
+	r->comm = comm;
+	r->kc = kc;
+	r->move_to = move_to;
+	r->move_from = move_from;
+	r->move_len = move_len;
+	PMPI_Grequest_start(kc_query_fn, kc_free_fn, kc_cancel_fn, r, req);
+	r->req = *req;
+	pthread_mutex_lock(&kc_lock);
+	r->next = kc_reqs;
+	kc_reqs = r;
+	pthread_mutex_unlock(&kc_lock);
+	return MPI_SUCCESS;
+}
+
+/* Blocking: wait for a submitted request, then the in-place move. */
+static int kc_finish(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, int err,
+		     void *move_to, const void *move_from, size_t move_len)
+{
+	(void)kc;
+	if (!err)
+		err = coll_wait(&kreq, NULL);
+	if (err)
+		return kc_error(comm, err);
+	if (move_len)
+		memmove(move_to, move_from, move_len);
+	return MPI_SUCCESS;
+}
+
+/*
+ * Either form: @req NULL is the blocking one.  @kp, not the request: the
+ * callers submit in another argument of the same call, so *@kp is read
+ * here, after the submission (argument order is unspecified).
+ */
+static int kc_done(MPI_Comm comm, coll_comm_t *kc, coll_request_t **kp, int err,
+		   MPI_Request *req, void *move_to, const void *move_from, size_t move_len)
+{
+	if (req)
+		return kc_req_start(comm, kc, *kp, err, req, move_to, move_from, move_len);
+	return kc_finish(comm, kc, *kp, err, move_to, move_from, move_len);
+}
+
+/* ----------------------------------------------------- the operations */
+
+#define NB(req) ((req) != NULL)
+
+static int kc_allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
+			MPI_Comm comm, MPI_Request *req)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+
+	if (!why)
+		why = kc_type_check(dt, op, 1, &c);
+	if (!why && count <= 0)
+		why = KC_EMPTY;
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	kc_note(NB(req), KC_ALLREDUCE, why);
+	if (why)
+		return req ? PMPI_Iallreduce(sb, rb, count, dt, op, comm, req) :
+			     PMPI_Allreduce(sb, rb, count, dt, op, comm);
+	if (sb == MPI_IN_PLACE)
+		sb = rb;
+	return kc_done(comm, c.kc, &k, coll_allreduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
+					       &k), req, NULL, NULL, 0);
+}
+
+static int kc_reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+		     MPI_Comm comm, MPI_Request *req)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+
+	if (!why)
+		why = kc_type_check(dt, op, 1, &c);
+	if (!why && count <= 0)
+		why = KC_EMPTY;
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	kc_note(NB(req), KC_REDUCE, why);
+	if (why)
+		return req ? PMPI_Ireduce(sb, rb, count, dt, op, root, comm, req) :
+			     PMPI_Reduce(sb, rb, count, dt, op, root, comm);
+	if (sb == MPI_IN_PLACE)
+		sb = rb;
+	if (c.rank != root)
+		rb = NULL;
+	return kc_done(comm, c.kc, &k, coll_reduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
+					    (uint32_t)root, &k), req, NULL, NULL, 0);
+}
+
+static int kc_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+		    MPI_Request *req)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+
+	if (!why)
+		why = kc_type_check(dt, MPI_OP_NULL, 0, &c);
+	if (!why && count <= 0)
+		why = KC_EMPTY;
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	kc_note(NB(req), KC_BCAST, why);
+	if (why)
+		return req ? PMPI_Ibcast(buf, count, dt, root, comm, req) :
+			     PMPI_Bcast(buf, count, dt, root, comm);
+	return kc_done(comm, c.kc, &k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
+					       (uint32_t)root, &k), req, NULL, NULL, 0);
+}
+
+static int kc_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+			MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+	size_t n = 0;
+
+	if (!why)
+		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
+	n = (size_t)(rc > 0 ? rc : 0) * (why ? 0 : c.per);
+	if (!why && rc <= 0)
+		why = KC_EMPTY;
+	if (!why && sb != MPI_IN_PLACE)
+		why = kc_same(st, sc, &c, n);
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	kc_note(NB(req), KC_ALLGATHER, why);
+	if (why)
+		return req ? PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req) :
+			     PMPI_Allgather(sb, sc, st, rb, rc, rt, comm);
+	if (sb == MPI_IN_PLACE)
+		sb = (char *)rb + (size_t)c.rank * n * c.esz;
+	return kc_done(comm, c.kc, &k, coll_allgather(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
+}
+
+/* ReduceScatter with every block @rc elements (both MPI forms). */
+static int kc_rs(enum kc_op which, const void *sb, void *rb, int rc, MPI_Datatype dt,
+		 MPI_Op op, MPI_Comm comm, MPI_Request *req, int counts_differ,
+		 const int *rcounts)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+	size_t n, off = 0;
+
+	if (!why)
+		why = kc_type_check(dt, op, 1, &c);
+	if (!why && counts_differ)
+		why = KC_COUNTS;
+	if (!why && rc <= 0)
+		why = KC_EMPTY;
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	kc_note(NB(req), which, why);
+	if (why) {
+		if (which == KC_REDUCE_SCATTER)
+			return req ? PMPI_Ireduce_scatter(sb, rb, rcounts, dt, op, comm, req) :
+				     PMPI_Reduce_scatter(sb, rb, rcounts, dt, op, comm);
+		return req ? PMPI_Ireduce_scatter_block(sb, rb, rc, dt, op, comm, req) :
+			     PMPI_Reduce_scatter_block(sb, rb, rc, dt, op, comm);
+	}
+	n = (size_t)rc * c.per;
+	if (sb == MPI_IN_PLACE) {
+		/* MPI: input in rb, result at its start; kcoll: result in place. */
+		sb = rb;
+		off = (size_t)c.rank * n * c.esz;
+		rb = (char *)rb + off;
+	}
+	return kc_done(comm, c.kc, &k, coll_reducescatter(c.kc, sb, rb, n, c.dt, c.op, &k), req,
+		       (char *)rb - off, rb, off ? n * c.esz : 0);
+}
+
+static int kc_rs_v(const void *sb, void *rb, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+		   MPI_Comm comm, MPI_Request *req)
+{
+	int size = 0, i, differ = 0;
+
+	if (comm != MPI_COMM_NULL)
+		PMPI_Comm_size(comm, &size);
+	for (i = 1; i < size; i++)
+		differ |= rcounts[i] != rcounts[0];
+	return kc_rs(KC_REDUCE_SCATTER, sb, rb, size ? rcounts[0] : 0, dt, op, comm, req,
+		     differ, rcounts);
+}
+
+/* Scatter (@gather 0) or Gather (1). */
+static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+		     MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+	/* The side that every rank has: a gather's send, a scatter's receive. */
+	int inplace = gather ? sb == MPI_IN_PLACE : rb == MPI_IN_PLACE;
+	MPI_Datatype mine = gather ? st : rt, other = gather ? rt : st;
+	int mc = gather ? sc : rc, oc = gather ? rc : sc;
+	size_t n = 0;
+
+	if (!why && inplace) {
+		/* at the root only: its other side says it */
+		mine = other;
+		mc = oc;
+	}
+	if (!why)
+		why = kc_type_check(mine, MPI_OP_NULL, 0, &c);
+	if (!why)
+		n = (size_t)(mc > 0 ? mc : 0) * c.per;
+	if (!why && mc <= 0)
+		why = KC_EMPTY;
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	/*
+	 * The root's other side (a gather's receive type) is its alone: when it
+	 * does not match, the other ranks have routed already, so it is an
+	 * error here (and a timeout there), not a fallback.
+	 */
+	if (!why && c.rank == root && !inplace && kc_same(other, oc, &c, n)) {
+		PMPI_Add_error_string(kc_errcode, "kcoll: the root's receive (gather) or send "
+				      "(scatter) type or count is not the others' elements: "
+				      "unsupported with KCOLL_MPI");
+		PMPI_Comm_call_errhandler(comm, kc_errcode);
+		return kc_errcode;
+	}
+	kc_note(NB(req), gather ? KC_GATHER : KC_SCATTER, why);
+	if (why) {
+		if (gather)
+			return req ? PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, req) :
+				     PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm);
+		return req ? PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, req) :
+			     PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm);
+	}
+	if (gather) {
+		if (inplace)
+			sb = (char *)rb + (size_t)c.rank * n * c.esz;
+		if (c.rank != root)
+			rb = NULL;
+		return kc_done(comm, c.kc, &k, coll_gather(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k),
+			       req, NULL, NULL, 0);
+	}
+	if (inplace)
+		rb = (char *)sb + (size_t)c.rank * n * c.esz;
+	if (c.rank != root)
+		sb = NULL;
+	return kc_done(comm, c.kc, &k, coll_scatter(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k), req,
+		       NULL, NULL, 0);
+}
+
+static int kc_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
+		       MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+	size_t n = 0;
+
+	if (!why)
+		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
+	if (!why)
+		n = (size_t)(rc > 0 ? rc : 0) * c.per;
+	if (!why && rc <= 0)
+		why = KC_EMPTY;
+	if (!why && sb != MPI_IN_PLACE)
+		why = kc_same(st, sc, &c, n);
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	kc_note(NB(req), KC_ALLTOALL, why);
+	if (why)
+		return req ? PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, req) :
+			     PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm);
+	if (sb == MPI_IN_PLACE)
+		sb = rb;
+	return kc_done(comm, c.kc, &k, coll_alltoall(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
+}
+
+static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st,
+			void *rb, const int rc[], const int rd[], MPI_Datatype rt,
+			MPI_Comm comm, MPI_Request *req)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+	uint64_t *v = NULL;
+	int i, err;
+
+	if (!why)
+		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
+	if (!why && sb == MPI_IN_PLACE)
+		why = KC_INPLACE;
+	if (!why && kc_same(st, 1, &c, c.per))
+		why = KC_DATATYPE;
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	if (!why) {
+		v = malloc(4 * (size_t)c.size * sizeof(*v));
+		if (!v)
+			return kc_error(comm, -ENOMEM);
+	}
+	kc_note(NB(req), KC_ALLTOALLV, why);
+	if (why)
+		return req ? PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req) :
+			     PMPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
+	for (i = 0; i < c.size; i++) {
+		v[i] = (uint64_t)sc[i] * c.per;
+		v[c.size + i] = (uint64_t)sd[i] * c.per;
+		v[2 * c.size + i] = (uint64_t)rc[i] * c.per;
+		v[3 * c.size + i] = (uint64_t)rd[i] * c.per;
+	}
+	/* libcoll copies the arrays at submission. */
+	err = coll_alltoallv(c.kc, sb, v, v + c.size, rb, v + 2 * c.size, v + 3 * c.size, c.dt,
+			     &k);
+	free(v);
+	return kc_done(comm, c.kc, &k, err, req, NULL, NULL, 0);
+}
+
+static int kc_barrier(MPI_Comm comm, MPI_Request *req)
+{
+	struct kc_call c;
+	coll_request_t *k = NULL;
+	enum kc_why why = kc_comm_check(comm, &c);
+
+	if (!why)
+		why = kc_comm_final(comm, &c);
+	kc_note(NB(req), KC_BARRIER, why);
+	if (why)
+		return req ? PMPI_Ibarrier(comm, req) : PMPI_Barrier(comm);
+	return kc_done(comm, c.kc, &k, coll_barrier(c.kc, &k), req, NULL, NULL, 0);
+}
+
+/* ------------------------------------------------------- MPI entries */
+
+int MPI_Init(int *argc, char ***argv)
+{
+	int ret = PMPI_Init(argc, argv);
+
+	if (ret == MPI_SUCCESS)
+		kc_init();
+	return ret;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	int ret = PMPI_Init_thread(argc, argv, required, provided);
+
+	if (ret == MPI_SUCCESS)
+		kc_init();
+	return ret;
+}
+
+static void kc_report(void)
+{
+	static long long sum[2][KC_NOPS][KC_NWHY];
+	int rank = 0, size = 1, nb, op, w;
+
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	PMPI_Reduce(kc_count, sum, 2 * KC_NOPS * KC_NWHY, MPI_LONG_LONG, MPI_SUM, 0,
+		    MPI_COMM_WORLD);
+	if (rank)
+		return;
+	fprintf(stderr, "kcoll-mpi: calls of %d ranks (%s)\n", size,
+		!kc_enabled ? "KCOLL_MPI=0" : kc_have_module ? "kcoll module loaded" :
+		"no kcoll module here");
+	for (nb = 0; nb < 2; nb++)
+		for (op = 0; op < KC_NOPS; op++) {
+			char why[512] = "";
+			long long fb = 0;
+			size_t n = 0;
+
+			for (w = 1; w < KC_NWHY; w++) {
+				fb += sum[nb][op][w];
+				if (sum[nb][op][w] && n < sizeof(why))
+					n += (size_t)snprintf(why + n, sizeof(why) - n, "%s%s %lld",
+							      n ? ", " : "", kc_why_names[w],
+							      sum[nb][op][w]);
+			}
+			if (!fb && !sum[nb][op][KC_ROUTED])
+				continue;
+			fprintf(stderr, "kcoll-mpi: %s%s: %lld routed, %lld fell back%s%s%s\n",
+				nb ? "i" : "", kc_op_names[op], sum[nb][op][KC_ROUTED], fb,
+				fb ? " (" : "", why, fb ? ")" : "");
+		}
+}
+
+int MPI_Finalize(void)
+{
+	kc_init();
+	if (kc_verbose)
+		kc_report();
+	return PMPI_Finalize();
+}
+
+int MPI_Allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+	return kc_allreduce(sb, rb, count, dt, op, comm, NULL);
+}
+
+int MPI_Iallreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
+		   MPI_Comm comm, MPI_Request *req)
+{
+	return kc_allreduce(sb, rb, count, dt, op, comm, req);
+}
+
+int MPI_Reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+	       MPI_Comm comm)
+{
+	return kc_reduce(sb, rb, count, dt, op, root, comm, NULL);
+}
+
+int MPI_Ireduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
+		MPI_Comm comm, MPI_Request *req)
+{
+	return kc_reduce(sb, rb, count, dt, op, root, comm, req);
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+	return kc_bcast(buf, count, dt, root, comm, NULL);
+}
+
+int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+	       MPI_Request *req)
+{
+	return kc_bcast(buf, count, dt, root, comm, req);
+}
+
+int MPI_Allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+		  MPI_Comm comm)
+{
+	return kc_allgather(sb, sc, st, rb, rc, rt, comm, NULL);
+}
+
+int MPI_Iallgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+		   MPI_Comm comm, MPI_Request *req)
+{
+	return kc_allgather(sb, sc, st, rb, rc, rt, comm, req);
+}
+
+int MPI_Reduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype dt, MPI_Op op,
+			     MPI_Comm comm)
+{
+	return kc_rs(KC_REDUCE_SCATTER_BLOCK, sb, rb, rc, dt, op, comm, NULL, 0, NULL);
+}
+
+int MPI_Ireduce_scatter_block(const void *sb, void *rb, int rc, MPI_Datatype dt, MPI_Op op,
+			      MPI_Comm comm, MPI_Request *req)
+{
+	return kc_rs(KC_REDUCE_SCATTER_BLOCK, sb, rb, rc, dt, op, comm, req, 0, NULL);
+}
+
+int MPI_Reduce_scatter(const void *sb, void *rb, const int rcounts[], MPI_Datatype dt,
+		       MPI_Op op, MPI_Comm comm)
+{
+	return kc_rs_v(sb, rb, rcounts, dt, op, comm, NULL);
+}
+
+int MPI_Ireduce_scatter(const void *sb, void *rb, const int rcounts[], MPI_Datatype dt,
+			MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+	return kc_rs_v(sb, rb, rcounts, dt, op, comm, req);
+}
+
+int MPI_Scatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+		int root, MPI_Comm comm)
+{
+	return kc_rooted(0, sb, sc, st, rb, rc, rt, root, comm, NULL);
+}
+
+int MPI_Iscatter(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+		 int root, MPI_Comm comm, MPI_Request *req)
+{
+	return kc_rooted(0, sb, sc, st, rb, rc, rt, root, comm, req);
+}
+
+int MPI_Gather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+	       int root, MPI_Comm comm)
+{
+	return kc_rooted(1, sb, sc, st, rb, rc, rt, root, comm, NULL);
+}
+
+int MPI_Igather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+		int root, MPI_Comm comm, MPI_Request *req)
+{
+	return kc_rooted(1, sb, sc, st, rb, rc, rt, root, comm, req);
+}
+
+int MPI_Alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+		 MPI_Comm comm)
+{
+	return kc_alltoall(sb, sc, st, rb, rc, rt, comm, NULL);
+}
+
+int MPI_Ialltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc, MPI_Datatype rt,
+		  MPI_Comm comm, MPI_Request *req)
+{
+	return kc_alltoall(sb, sc, st, rb, rc, rt, comm, req);
+}
+
+int MPI_Alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st, void *rb,
+		  const int rc[], const int rd[], MPI_Datatype rt, MPI_Comm comm)
+{
+	return kc_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, NULL);
+}
+
+int MPI_Ialltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st, void *rb,
+		   const int rc[], const int rd[], MPI_Datatype rt, MPI_Comm comm,
+		   MPI_Request *req)
+{
+	return kc_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req);
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+	return kc_barrier(comm, NULL);
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+	return kc_barrier(comm, req);
+}
+
+/* Completion: ours are driven first, then MPI completes everything. */
+
+int MPI_Wait(MPI_Request *req, MPI_Status *st)
+{
+	if (kc_reqs)
+		kc_req_drive(*req, 1);
+	return PMPI_Wait(req, st);
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
+{
+	if (kc_reqs)
+		kc_req_drive(*req, 0);
+	return PMPI_Test(req, flag, st);
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
+{
+	int i;
+
+	for (i = 0; kc_reqs && i < n; i++)
+		kc_req_drive(reqs[i], 1);
+	return PMPI_Waitall(n, reqs, sts);
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
+{
+	int i;
+
+	for (i = 0; kc_reqs && i < n; i++)
+		kc_req_drive(reqs[i], 0);
+	return PMPI_Testall(n, reqs, flag, sts);
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
+{
+	int i, flag = 0, ret;
+
+	/* Only ours left, or ours first: look at everything until one is done. */
+	for (;;) {
+		for (i = 0; kc_reqs && i < n; i++)
+			kc_req_drive(reqs[i], 0);
+		ret = PMPI_Testany(n, reqs, idx, &flag, st);
+		if (ret != MPI_SUCCESS || flag)
+			return ret;
+		if (!kc_reqs)
+			return PMPI_Waitany(n, reqs, idx, st);
+	}
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st)
+{
+	int i;
+
+	for (i = 0; kc_reqs && i < n; i++)
+		kc_req_drive(reqs[i], 0);
+	return PMPI_Testany(n, reqs, idx, flag, st);
+}

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The MPI test program of libcoll-mpi: every collective the library
+ * intercepts, blocking and nonblocking, on several datatypes and ops, in
+ * place and not, on MPI_COMM_WORLD, a dup, communicators split by parity
+ * and by reversed key, many communicators alive at once and one freed and
+ * made again 100 times; also what must fall back (a vector datatype, a
+ * user op, MAXLOC, unequal ReduceScatter counts).
+ *
+ * Every result is checked against the value computed here (the data are
+ * small integers, so every sum is exact in every type and in any order),
+ * and its bytes are hashed into OUT.RANK (argv[1]): two runs, with and
+ * without the preload, must write identical files.  Rank 0 prints
+ * "N passed, M failed" for all ranks; the exit status is 1 if any failed.
+ *
+ *   mpirun -np 2 mpi_coll_test /tmp/out [--quick]
+ *
+ * --mismatch instead runs the negative test (only meaningful over kcoll:
+ * plain MPI leaves it undefined): every rank calls MPI_Allreduce on a dup
+ * of MPI_COMM_WORLD with a different count, under an error handler of
+ * the test's; every rank must get an error, through that handler, whose
+ * MPI_Error_string names kcoll, and MPI_COMM_WORLD must still work.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+static int rank, size, passed, failed;
+static FILE *out;
+static int reps = 100;
+
+#define COUNT 37
+
+struct dt {
+	MPI_Datatype t;
+	const char *name;
+	size_t sz;
+};
+
+static struct dt dts[5];
+
+static void dts_init(void)
+{
+	dts[0] = (struct dt){ MPI_FLOAT, "float", sizeof(float) };
+	dts[1] = (struct dt){ MPI_DOUBLE, "double", sizeof(double) };
+	dts[2] = (struct dt){ MPI_INT, "int", sizeof(int) };
+	dts[3] = (struct dt){ MPI_INT64_T, "int64", sizeof(int64_t) };
+	dts[4] = (struct dt){ MPI_UNSIGNED_CHAR, "uchar", 1 };
+}
+
+static void put(const struct dt *d, void *b, size_t i, double v)
+{
+	if (d->t == MPI_FLOAT)
+		((float *)b)[i] = (float)v;
+	else if (d->t == MPI_DOUBLE)
+		((double *)b)[i] = v;
+	else if (d->t == MPI_INT)
+		((int *)b)[i] = (int)v;
+	else if (d->t == MPI_INT64_T)
+		((int64_t *)b)[i] = (int64_t)v;
+	else
+		((unsigned char *)b)[i] = (unsigned char)v;
+}
+
+static double get(const struct dt *d, const void *b, size_t i)
+{
+	if (d->t == MPI_FLOAT)
+		return ((const float *)b)[i];
+	if (d->t == MPI_DOUBLE)
+		return ((const double *)b)[i];
+	if (d->t == MPI_INT)
+		return ((const int *)b)[i];
+	if (d->t == MPI_INT64_T)
+		return (double)((const int64_t *)b)[i];
+	return ((const unsigned char *)b)[i];
+}
+
+/*
+ * Rank r's element i: small, positive, exact everywhere.  For PROD
+ * (prodmode) ones and twos, so that the product of any number of ranks
+ * stays exact in float and int.
+ */
+static int prodmode;
+
+static double val(int r, size_t i)
+{
+	if (prodmode)
+		return (r + (int)i) % 3 ? 1.0 : 2.0;
+	return (double)((r + 1) * (int)(i % 5 + 1));
+}
+
+static uint64_t hash(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--) {
+		h ^= *b++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static void check(const char *what, const char *comm, int ok, const void *buf, size_t len)
+{
+	fprintf(out, "%-40s %-10s %s %016llx\n", what, comm, ok ? "ok" : "FAIL",
+		(unsigned long long)(buf ? hash(buf, len) : 0));
+	if (ok) {
+		passed++;
+	} else {
+		failed++;
+		fprintf(stderr, "rank %d: FAIL %s on %s\n", rank, what, comm);
+	}
+}
+
+enum { OSUM, OMAX, OMIN, OPROD };
+static const char *const opnames[] = { "sum", "max", "min", "prod" };
+
+static MPI_Op mop(int o)
+{
+	return o == OSUM ? MPI_SUM : o == OMAX ? MPI_MAX : o == OMIN ? MPI_MIN : MPI_PROD;
+}
+
+/* The reduction of element i over the ranks of a communicator of n ranks. */
+static double red(int o, int n, size_t i, const int *world_of)
+{
+	double a = val(world_of[0], i);
+	int r;
+
+	for (r = 1; r < n; r++) {
+		double v = val(world_of[r], i);
+
+		a = o == OSUM ? a + v : o == OMAX ? (v > a ? v : a) : o == OMIN ? (v < a ? v : a) :
+		    a * v;
+	}
+	return a;
+}
+
+/* Everything on one communicator; @world_of[r]: world rank of its rank r. */
+static void run_comm(MPI_Comm comm, const char *cname, int nb)
+{
+	int me, n, d, o, root, i, j, *world_of, *cnt, *dsp, *rcnt, *rdsp;
+	char what[96];
+	unsigned char *s, *r, *big;
+	MPI_Request req;
+
+	MPI_Comm_rank(comm, &me);
+	MPI_Comm_size(comm, &n);
+	world_of = malloc(n * sizeof(int));
+	MPI_Allgather(&rank, 1, MPI_INT, world_of, 1, MPI_INT, comm);
+	s = malloc(8 * COUNT * n);
+	r = malloc(8 * COUNT * n);
+	big = malloc(8 * COUNT * n);
+	cnt = malloc(4 * n * sizeof(int));
+	dsp = cnt + n;
+	rcnt = cnt + 2 * n;
+	rdsp = cnt + 3 * n;
+
+#define NBWAIT() do { if (nb) MPI_Wait(&req, MPI_STATUS_IGNORE); } while (0)
+#define CALL(blocking, nonblocking) do { if (nb) nonblocking; else blocking; NBWAIT(); } while (0)
+
+	for (d = 0; d < 5; d++) {
+		const struct dt *t = &dts[d];
+		size_t es = t->sz;
+
+		for (o = 0; o < 4; o++) {
+			int ok = 1;
+
+			if (t->t == MPI_UNSIGNED_CHAR && o == OPROD && n > 7)
+				continue;
+			prodmode = o == OPROD;
+			/* AllReduce, out of place and in place */
+			for (i = 0; i < COUNT; i++)
+				put(t, s, i, val(rank, i));
+			memset(r, 0xee, COUNT * es);
+			CALL(MPI_Allreduce(s, r, COUNT, t->t, mop(o), comm),
+			     MPI_Iallreduce(s, r, COUNT, t->t, mop(o), comm, &req));
+			for (i = 0; i < COUNT; i++)
+				ok &= get(t, r, i) == red(o, n, i, world_of);
+			snprintf(what, sizeof(what), "%sallreduce %s %s", nb ? "i" : "", t->name,
+				 opnames[o]);
+			check(what, cname, ok, r, COUNT * es);
+			CALL(MPI_Allreduce(MPI_IN_PLACE, s, COUNT, t->t, mop(o), comm),
+			     MPI_Iallreduce(MPI_IN_PLACE, s, COUNT, t->t, mop(o), comm, &req));
+			ok = !memcmp(s, r, COUNT * es);
+			snprintf(what, sizeof(what), "%sallreduce inplace %s %s", nb ? "i" : "",
+				 t->name, opnames[o]);
+			check(what, cname, ok, s, COUNT * es);
+			/* Reduce to the last rank, then in place there */
+			root = n - 1;
+			for (i = 0; i < COUNT; i++)
+				put(t, s, i, val(rank, i));
+			memset(r, 0xee, COUNT * es);
+			CALL(MPI_Reduce(s, r, COUNT, t->t, mop(o), root, comm),
+			     MPI_Ireduce(s, r, COUNT, t->t, mop(o), root, comm, &req));
+			ok = 1;
+			if (me == root)
+				for (i = 0; i < COUNT; i++)
+					ok &= get(t, r, i) == red(o, n, i, world_of);
+			snprintf(what, sizeof(what), "%sreduce %s %s", nb ? "i" : "", t->name,
+				 opnames[o]);
+			check(what, cname, ok, me == root ? r : NULL, COUNT * es);
+			CALL(MPI_Reduce(me == root ? MPI_IN_PLACE : s, s, COUNT, t->t, mop(o), root,
+					comm),
+			     MPI_Ireduce(me == root ? MPI_IN_PLACE : s, s, COUNT, t->t, mop(o), root,
+					 comm, &req));
+			ok = me != root || !memcmp(s, r, COUNT * es);
+			snprintf(what, sizeof(what), "%sreduce inplace %s %s", nb ? "i" : "", t->name,
+				 opnames[o]);
+			check(what, cname, ok, me == root ? s : NULL, COUNT * es);
+			/* ReduceScatter (block and equal counts), and in place */
+			for (i = 0; i < COUNT * n; i++)
+				put(t, s, i, val(rank, i));
+			CALL(MPI_Reduce_scatter_block(s, r, COUNT, t->t, mop(o), comm),
+			     MPI_Ireduce_scatter_block(s, r, COUNT, t->t, mop(o), comm, &req));
+			ok = 1;
+			for (i = 0; i < COUNT; i++)
+				ok &= get(t, r, i) == red(o, n, me * COUNT + i, world_of);
+			snprintf(what, sizeof(what), "%sreduce_scatter_block %s %s", nb ? "i" : "",
+				 t->name, opnames[o]);
+			check(what, cname, ok, r, COUNT * es);
+			CALL(MPI_Reduce_scatter_block(MPI_IN_PLACE, s, COUNT, t->t, mop(o), comm),
+			     MPI_Ireduce_scatter_block(MPI_IN_PLACE, s, COUNT, t->t, mop(o), comm,
+						       &req));
+			ok = !memcmp(s, r, COUNT * es);
+			snprintf(what, sizeof(what), "%sreduce_scatter_block inplace %s %s",
+				 nb ? "i" : "", t->name, opnames[o]);
+			check(what, cname, ok, s, COUNT * es);
+			for (i = 0; i < n; i++)
+				rcnt[i] = COUNT;
+			for (i = 0; i < COUNT * n; i++)
+				put(t, s, i, val(rank, i));
+			memset(r, 0xee, COUNT * es);
+			CALL(MPI_Reduce_scatter(s, r, rcnt, t->t, mop(o), comm),
+			     MPI_Ireduce_scatter(s, r, rcnt, t->t, mop(o), comm, &req));
+			ok = 1;
+			for (i = 0; i < COUNT; i++)
+				ok &= get(t, r, i) == red(o, n, me * COUNT + i, world_of);
+			snprintf(what, sizeof(what), "%sreduce_scatter %s %s", nb ? "i" : "",
+				 t->name, opnames[o]);
+			check(what, cname, ok, r, COUNT * es);
+		}
+		prodmode = 0;
+		/* Bcast from 0 and from the last rank */
+		for (root = 0; root < n; root += n - 1 ? n - 1 : 1) {
+			int ok = 1;
+
+			for (i = 0; i < COUNT; i++)
+				put(t, s, i, me == root ? val(rank, i) : 0);
+			CALL(MPI_Bcast(s, COUNT, t->t, root, comm),
+			     MPI_Ibcast(s, COUNT, t->t, root, comm, &req));
+			for (i = 0; i < COUNT; i++)
+				ok &= get(t, s, i) == val(world_of[root], i);
+			snprintf(what, sizeof(what), "%sbcast root %d %s", nb ? "i" : "", root,
+				 t->name);
+			check(what, cname, ok, s, COUNT * es);
+		}
+		/* AllGather, and in place */
+		{
+			int ok = 1;
+
+			for (i = 0; i < COUNT; i++)
+				put(t, s, i, val(rank, i));
+			CALL(MPI_Allgather(s, COUNT, t->t, r, COUNT, t->t, comm),
+			     MPI_Iallgather(s, COUNT, t->t, r, COUNT, t->t, comm, &req));
+			for (j = 0; j < n; j++)
+				for (i = 0; i < COUNT; i++)
+					ok &= get(t, r, j * COUNT + i) == val(world_of[j], i);
+			snprintf(what, sizeof(what), "%sallgather %s", nb ? "i" : "", t->name);
+			check(what, cname, ok, r, COUNT * n * es);
+			memset(big, 0, COUNT * n * es);
+			for (i = 0; i < COUNT; i++)
+				put(t, big, me * COUNT + i, val(rank, i));
+			CALL(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, COUNT, t->t, comm),
+			     MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big, COUNT, t->t, comm,
+					    &req));
+			ok = !memcmp(big, r, COUNT * n * es);
+			snprintf(what, sizeof(what), "%sallgather inplace %s", nb ? "i" : "", t->name);
+			check(what, cname, ok, big, COUNT * n * es);
+		}
+		/* Gather and Scatter at root 0 and the last, and in place at the root */
+		for (root = 0; root < n; root += n - 1 ? n - 1 : 1) {
+			int ok = 1;
+
+			for (i = 0; i < COUNT; i++)
+				put(t, s, i, val(rank, i));
+			memset(r, 0xee, COUNT * n * es);
+			CALL(MPI_Gather(s, COUNT, t->t, r, COUNT, t->t, root, comm),
+			     MPI_Igather(s, COUNT, t->t, r, COUNT, t->t, root, comm, &req));
+			if (me == root)
+				for (j = 0; j < n; j++)
+					for (i = 0; i < COUNT; i++)
+						ok &= get(t, r, j * COUNT + i) == val(world_of[j], i);
+			snprintf(what, sizeof(what), "%sgather root %d %s", nb ? "i" : "", root,
+				 t->name);
+			check(what, cname, ok, me == root ? r : NULL, COUNT * n * es);
+			if (me == root) {
+				memset(big, 0, COUNT * n * es);
+				for (i = 0; i < COUNT; i++)
+					put(t, big, me * COUNT + i, val(rank, i));
+			}
+			CALL(MPI_Gather(me == root ? MPI_IN_PLACE : s, COUNT, t->t, big, COUNT, t->t,
+					root, comm),
+			     MPI_Igather(me == root ? MPI_IN_PLACE : s, COUNT, t->t, big, COUNT, t->t,
+					 root, comm, &req));
+			ok = me != root || !memcmp(big, r, COUNT * n * es);
+			snprintf(what, sizeof(what), "%sgather inplace root %d %s", nb ? "i" : "",
+				 root, t->name);
+			check(what, cname, ok, me == root ? big : NULL, COUNT * n * es);
+			/* Scatter what the root gathered */
+			memset(s, 0xee, COUNT * es);
+			CALL(MPI_Scatter(r, COUNT, t->t, s, COUNT, t->t, root, comm),
+			     MPI_Iscatter(r, COUNT, t->t, s, COUNT, t->t, root, comm, &req));
+			ok = 1;
+			for (i = 0; i < COUNT; i++)
+				ok &= get(t, s, i) == val(rank, i);
+			snprintf(what, sizeof(what), "%sscatter root %d %s", nb ? "i" : "", root,
+				 t->name);
+			check(what, cname, ok, s, COUNT * es);
+			CALL(MPI_Scatter(r, COUNT, t->t, me == root ? MPI_IN_PLACE : s, COUNT, t->t,
+					 root, comm),
+			     MPI_Iscatter(r, COUNT, t->t, me == root ? MPI_IN_PLACE : s, COUNT, t->t,
+					  root, comm, &req));
+			ok = 1;
+			for (i = 0; i < COUNT; i++)
+				ok &= get(t, me == root ? r + me * COUNT * es : s, i) == val(rank, i);
+			snprintf(what, sizeof(what), "%sscatter inplace root %d %s", nb ? "i" : "",
+				 root, t->name);
+			check(what, cname, ok, r, me == root ? COUNT * n * es : 0);
+		}
+		/* AlltoAll, in place, AlltoAllv */
+		{
+			int ok = 1, tot = 0, rtot = 0;
+
+			for (j = 0; j < n; j++)
+				for (i = 0; i < COUNT; i++)
+					put(t, s, j * COUNT + i, val(rank, j * COUNT + i));
+			CALL(MPI_Alltoall(s, COUNT, t->t, r, COUNT, t->t, comm),
+			     MPI_Ialltoall(s, COUNT, t->t, r, COUNT, t->t, comm, &req));
+			for (j = 0; j < n; j++)
+				for (i = 0; i < COUNT; i++)
+					ok &= get(t, r, j * COUNT + i) ==
+					      val(world_of[j], me * COUNT + i);
+			snprintf(what, sizeof(what), "%salltoall %s", nb ? "i" : "", t->name);
+			check(what, cname, ok, r, COUNT * n * es);
+			CALL(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, s, COUNT, t->t, comm),
+			     MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, s, COUNT, t->t, comm,
+					   &req));
+			ok = !memcmp(s, r, COUNT * n * es);
+			snprintf(what, sizeof(what), "%salltoall inplace %s", nb ? "i" : "", t->name);
+			check(what, cname, ok, s, COUNT * n * es);
+			/* rank a sends b: (a + b) % 4 + 1 elements */
+			for (j = 0; j < n; j++) {
+				cnt[j] = (world_of[me] + world_of[j]) % 4 + 1;
+				dsp[j] = tot;
+				tot += cnt[j];
+				rcnt[j] = (world_of[j] + world_of[me]) % 4 + 1;
+				rdsp[j] = rtot;
+				rtot += rcnt[j];
+			}
+			for (i = 0; i < tot; i++)
+				put(t, s, i, val(rank, i));
+			memset(r, 0xee, rtot * es);
+			CALL(MPI_Alltoallv(s, cnt, dsp, t->t, r, rcnt, rdsp, t->t, comm),
+			     MPI_Ialltoallv(s, cnt, dsp, t->t, r, rcnt, rdsp, t->t, comm, &req));
+			ok = 1;
+			for (j = 0; j < n; j++) {
+				/* what rank j put for me: its elements at its displacement of me */
+				int off = 0, k;
+
+				for (k = 0; k < me; k++)
+					off += (world_of[j] + world_of[k]) % 4 + 1;
+				for (i = 0; i < rcnt[j]; i++)
+					ok &= get(t, r, rdsp[j] + i) == val(world_of[j], off + i);
+			}
+			snprintf(what, sizeof(what), "%salltoallv %s", nb ? "i" : "", t->name);
+			check(what, cname, ok, r, rtot * es);
+		}
+	}
+	CALL(MPI_Barrier(comm), MPI_Ibarrier(comm, &req));
+	check(nb ? "ibarrier" : "barrier", cname, 1, NULL, 0);
+	free(world_of);
+	free(s);
+	free(r);
+	free(big);
+	free(cnt);
+}
+
+/* What must fall back, still computed right. */
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	int i;
+
+	(void)dt;
+	for (i = 0; i < *len; i++)
+		((int *)inout)[i] += ((int *)in)[i];
+}
+
+static void fallbacks(MPI_Comm comm)
+{
+	int v[2 * COUNT], res[COUNT], i, ok, n, cnt[64];
+	struct { float v; int i; } fi = { (float)rank, rank }, fo;
+	MPI_Datatype vec;
+	MPI_Op op;
+
+	MPI_Comm_size(comm, &n);
+	/* a strided vector: every other int */
+	MPI_Type_vector(COUNT, 1, 2, MPI_INT, &vec);
+	MPI_Type_commit(&vec);
+	for (i = 0; i < 2 * COUNT; i++)
+		v[i] = rank ? -1 : i;
+	MPI_Bcast(v, 1, vec, 0, comm);
+	ok = 1;
+	for (i = 0; i < COUNT; i++)
+		ok &= v[2 * i] == 2 * i && (rank == 0 || v[2 * i + 1] == -1);
+	check("bcast vector datatype", "world", ok, v, sizeof(v));
+	MPI_Type_free(&vec);
+	MPI_Op_create(user_sum, 1, &op);
+	for (i = 0; i < COUNT; i++)
+		v[i] = rank + i;
+	MPI_Allreduce(v, res, COUNT, MPI_INT, op, comm);
+	ok = 1;
+	for (i = 0; i < COUNT; i++)
+		ok &= res[i] == n * (n - 1) / 2 + n * i;
+	check("allreduce user op", "world", ok, res, sizeof(res));
+	MPI_Op_free(&op);
+	MPI_Allreduce(&fi, &fo, 1, MPI_FLOAT_INT, MPI_MAXLOC, comm);
+	check("allreduce maxloc", "world", fo.i == n - 1 && fo.v == (float)(n - 1), &fo,
+	      sizeof(fo));
+	/* unequal ReduceScatter counts */
+	for (i = 0; i < n && i < 64; i++)
+		cnt[i] = i + 1;
+	for (i = 0; i < 2 * COUNT; i++)
+		v[i] = 1;
+	MPI_Reduce_scatter(v, res, cnt, MPI_INT, MPI_SUM, comm);
+	ok = 1;
+	for (i = 0; i < rank + 1; i++)
+		ok &= res[i] == n;
+	check("reduce_scatter unequal counts", "world", ok, res, (rank + 1) * sizeof(int));
+	/* MPI_BOR: an op kcoll has not */
+	for (i = 0; i < COUNT; i++)
+		v[i] = 1 << rank;
+	MPI_Allreduce(v, res, COUNT, MPI_INT, MPI_BOR, comm);
+	check("allreduce bor", "world", res[0] == (1 << n) - 1, res, sizeof(res));
+}
+
+static int eh_calls;
+static char eh_text[MPI_MAX_ERROR_STRING];
+
+static void eh(MPI_Comm *comm, int *code, ...)
+{
+	int len = 0;
+
+	(void)comm;
+	eh_calls++;
+	MPI_Error_string(*code, eh_text, &len);
+}
+
+static int mismatch(void)
+{
+	int x[64] = { 0 }, y[64], rc, tot[2], sum[2];
+	MPI_Errhandler h;
+	MPI_Comm c;
+
+	MPI_Comm_dup(MPI_COMM_WORLD, &c);
+	MPI_Comm_create_errhandler(eh, &h);
+	MPI_Comm_set_errhandler(c, h);
+	/* a first call that matches makes the kcoll communicator */
+	rc = MPI_Allreduce(x, y, 8, MPI_INT, MPI_SUM, c);
+	check("matching allreduce", "mismatch", rc == MPI_SUCCESS && !eh_calls, NULL, 0);
+	rc = MPI_Allreduce(x, y, 16 + rank, MPI_INT, MPI_SUM, c);
+	fprintf(stderr, "rank %d: mismatched allreduce returned %d, handler called %d time(s): %s\n",
+		rank, rc, eh_calls, eh_text);
+	check("mismatched allreduce fails", "mismatch", rc != MPI_SUCCESS, NULL, 0);
+	check("through the communicator's error handler", "mismatch", eh_calls == 1, NULL, 0);
+	check("with kcoll's message", "mismatch", strstr(eh_text, "kcoll") != NULL, NULL, 0);
+	MPI_Comm_free(&c);
+	MPI_Errhandler_free(&h);
+	MPI_Barrier(MPI_COMM_WORLD);
+	check("world still works", "mismatch", 1, NULL, 0);
+	fclose(out);
+	sum[0] = passed;
+	sum[1] = failed;
+	MPI_Reduce(sum, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (!rank)
+		printf("%d passed, %d failed\n", tot[0], tot[1]);
+	MPI_Bcast(tot, 2, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return tot[1] ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Comm dup, par, rev, many[16];
+	char path[512];
+	int i, sum[2], tot[2], x, y;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc < 2) {
+		if (!rank)
+			fprintf(stderr, "usage: mpi_coll_test OUTPREFIX [--quick]\n");
+		MPI_Finalize();
+		return 2;
+	}
+	if (argc > 2 && !strcmp(argv[2], "--quick"))
+		reps = 10;
+	snprintf(path, sizeof(path), "%s.%d", argv[1], rank);
+	out = fopen(path, "w");
+	if (!out) {
+		perror(path);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	if (argc > 2 && !strcmp(argv[2], "--mismatch"))
+		return mismatch();
+	dts_init();
+	run_comm(MPI_COMM_WORLD, "world", 0);
+	run_comm(MPI_COMM_WORLD, "world", 1);
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	run_comm(dup, "dup", 1);
+	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &par);
+	run_comm(par, "parity", 0);
+	MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+	run_comm(rev, "reversed", 0);
+	/* many alive at once, used in turn */
+	for (i = 0; i < 16; i++)
+		MPI_Comm_dup(i % 2 ? dup : MPI_COMM_WORLD, &many[i]);
+	for (i = 0; i < 16; i++) {
+		x = rank + i;
+		MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, many[i]);
+		check("allreduce on one of 16", "many", y == size * (size - 1) / 2 + size * i, &y,
+		      sizeof(y));
+	}
+	for (i = 0; i < 16; i++)
+		MPI_Comm_free(&many[i]);
+	/* freed and made again */
+	for (i = 0; i < reps; i++) {
+		MPI_Comm c;
+
+		MPI_Comm_dup(MPI_COMM_WORLD, &c);
+		x = i;
+		MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MAX, c);
+		if (y != i)
+			check("allreduce on a recreated comm", "recreate", 0, &y, sizeof(y));
+		MPI_Comm_free(&c);
+	}
+	check("comm freed and recreated", "recreate", 1, NULL, 0);
+	fallbacks(MPI_COMM_WORLD);
+	MPI_Comm_free(&rev);
+	MPI_Comm_free(&par);
+	MPI_Comm_free(&dup);
+	fclose(out);
+	sum[0] = passed;
+	sum[1] = failed;
+	MPI_Reduce(sum, tot, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (!rank)
+		printf("%d passed, %d failed\n", tot[0], tot[1]);
+	MPI_Bcast(tot, 2, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return tot[1] ? 1 : 0;
+}
