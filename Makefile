@@ -228,6 +228,8 @@ check: deps
 	if [ $$rc = 0 ]; then echo "=== check: all passed"; else echo "=== check: FAILED"; fi; \
 	exit $$rc
 
-include $(TOP)/lib/mpi/mpi.mk
+# Last: it adds to DEB_PKGS and KC_CHECK_STEPS, defined above.
+include lib/mpi/mpi.mk
+
 
 endif # KERNELRELEASE

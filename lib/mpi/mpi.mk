@@ -1,6 +1,4 @@
 # SPDX-License-Identifier: GPL-2.0
-# >>> issue24 libcoll-mpi (included by the top Makefile)
-#
 # libcoll-mpi: the PMPI interposition library (lib/mpi/coll_mpi.c), built
 # once per MPI implementation of Debian bookworm with its own compiler
 # wrapper, libcoll's PIC objects linked in (one file to preload; only the
@@ -81,4 +79,3 @@ install-mpi: libcoll-mpi
 	install -m 0755 $(COLL_MPI_LIBS) $(DESTDIR)$(LIBDIR)/
 
 KC_CHECK_STEPS += "MPI layer pass-through, Open MPI + MPICH, no module|check-mpi"
-# <<< issue24
