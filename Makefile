@@ -166,11 +166,16 @@ $(OBJDIR)/selftests/sim/%: $(OBJDIR)/selftests/sim/%.o $(SIM_OBJS) $(ALGO_LIB)
 .PHONY: sim check-sim bench-select
 sim: $(COLL_SIM) $(SIM_TESTS) $(BENCH_SELECT)
 
+# test_new_algo.sh: a copy of the tree with one more algorithm (alg_ring2.c,
+# its enum value and table line) builds, and everything picks it up.
 check-sim: $(SIM_TESTS) $(COLL_SIM)
 	@fail=0; for t in $(SIM_TESTS); do \
 		echo "# running $${t#$(TOP)/}"; \
 		$$t || fail=1; \
-	done; exit $$fail
+	done; \
+	echo "# running selftests/sim/test_new_algo.sh"; \
+	$(TOP)/selftests/sim/test_new_algo.sh $(TOP) || fail=1; \
+	exit $$fail
 
 # Every operation the model prices (AlltoAllv is priced as AlltoAll);
 # BENCH_SELECT_OPS=allreduce for one, BENCH_SELECT_FLAGS='-f 2' for every
@@ -580,7 +585,13 @@ KVER ?= 6.1 6.12
 KC_MODULES = $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),module-6.12)
 KC_T := $(OBJDIR)/selftests/kcoll
 KC_ASYM_PODS := 1,3
-ASYM_ALGOS := auto,pipeline,ahc,ahc_broke
+# The algorithms, from the table (algo/kc_algos.c: &kc_alg_<name> for
+# alg_<name>.c), and those among them that build whole operations (.build).
+KC_ALGO_NAMES = $(shell sed -n 's/^\t&kc_alg_\([a-z0-9_]*\),$$/\1/p' algo/kc_algos.c)
+KC_ALGO_BUILDERS = $(foreach a,$(KC_ALGO_NAMES),$(if $(shell grep -l '\.build = ' algo/alg_$(a).c),$(a)))
+kc_comma := ,
+kc_space := $(subst ,, )
+ASYM_ALGOS = $(subst $(kc_space),$(kc_comma),$(strip auto $(KC_ALGO_BUILDERS)))
 KC_FAULT_TIMEOUT = 600
 KC_FAULT_RUN = $(KCOLL_VM) run -n 3 -t $(KC_FAULT_TIMEOUT) --kernel $$v --module $$ko --rmmod \
 	$(KC_FAULT_EXTRA) -e KCOLL_FAULT_EXPECT=ECONNRESET,ETIMEDOUT
@@ -632,7 +643,7 @@ check-vm-asym: $(KC_MODULES) kcoll-tests
 # sum, out of place and in place, on 4 VMs of 1.5 GiB (~3-4 min per
 # algorithm on 6.1; split with BIG_ALGOS=auto,ring,... to keep each run
 # short).  Operations get a 10-minute timeout.
-BIG_ALGOS ?= auto,ring,rhd,nhr,nb,mesh,pairwise,tree,pipeline,ahc,ahc_broke
+BIG_ALGOS ?= $(subst $(kc_space),$(kc_comma),auto $(KC_ALGO_NAMES))
 .PHONY: check-vm-big
 check-vm-big: $(KC_MODULES) kcoll-tests
 	@set -e; for v in $(KVER); do \

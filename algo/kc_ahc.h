@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What AHC and AHC_BROKE (spec 2.9, 2.10; seed 002) share: the grouping of
+ * What AHC and AHC_BROKE (Documentation/algorithms.md) share: the grouping of
  * the ranks, the "logical same-index cards" that carry the inter-group
  * stage, and the running of the inner phases (intra-group NHR, inter-group
  * Ring, HCOMM's defaults).  The two algorithms differ only in how the
@@ -93,5 +93,13 @@ struct kc_ahc_scheme {
 
 /* The whole-operation builder of both algorithms. */
 int kc_ahc_build(struct kc_builder *b, const struct kc_coll_ctx *c, const struct kc_ahc_scheme *s);
+
+/* Units (ranks, or servers for planes: stride = ranks per server) of AHC group h. */
+u64 kc_ahc_units(const struct kc_topo *t, u32 h, bool pods, u32 stride);
+/* kc_algo_ops.cost_whole of AHC and AHC_BROKE (@algo). */
+u64 kc_ahc_cost(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo, u32 op, u64 n,
+		const u32 *l0algo);
+/* kc_algo_ops.auto_ok of AHC and AHC_BROKE: where their model holds. */
+bool kc_ahc_auto_ok(const struct kc_topo *t, const struct kc_op_desc *op, u32 algo);
 
 #endif /* KC_AHC_H */
