@@ -18,7 +18,7 @@
  * segments are again the common refinement, i.e. the seed's LCM slicing
  * wherever the data divides evenly.
  *
- * The stages (kc_ahc.c), per rank of group g (m members), n bytes:
+ * The stages (alg_ahc_core.c), per rank of group g (m members), n bytes:
  *   AllReduce  NHR RS in g: ceil(log2 m) rounds, (m-1)/m * n;
  *              per own segment s: Ring AllReduce among G cards,
  *              2(G-1) rounds of |s|/G;
@@ -33,7 +33,7 @@
  *   Barrier    NHR barrier, Ring barrier among the first members, NHR
  *              barrier.
  */
-#include "kc_ahc.h"
+#include "alg_ahc_core.h"
 
 static int ahc_cut(const struct kc_ahc *a, u32 m, const struct kc_region *r, u32 owner_size,
 		   struct kc_ahc_cut *cut)

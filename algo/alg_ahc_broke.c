@@ -30,7 +30,7 @@
  * The "no slices below 128 KiB" rounding of HCOMM is not applied: kcoll
  * leaves message sizing to the executor.
  */
-#include "kc_ahc.h"
+#include "alg_ahc_core.h"
 
 static int broke_cut(const struct kc_ahc *a, u32 m, const struct kc_region *r,
 		     u32 owner_size, struct kc_ahc_cut *cut)

@@ -92,7 +92,7 @@ bool kc_select_whole_ok(const struct kc_topo *t, const struct kc_algo_cfg *cfg, 
 	for (i = 0; i < n; i++) {
 		if (!kc_level_algo(cfg->algo, lv[i].cfg_level, lv[i].levels, NULL))
 			continue;
-		/* on planes AHC runs level0's algorithm inside the servers (kc_ahc.c) */
+		/* on planes AHC runs level0's algorithm inside the servers (alg_ahc_core.c) */
 		if (a && a->runs_level0 && lv[i].levels == KC_LEVEL_BIT(KCOLL_LEVEL0) &&
 		    t->npods > 1)
 			continue;

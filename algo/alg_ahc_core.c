@@ -46,7 +46,7 @@
  * costs O(G + steps + segments * classes) plus the size of a class per
  * change of its card; regular shapes (and one-rank groups) have none.
  */
-#include "kc_ahc.h"
+#include "alg_ahc_core.h"
 #include "kc_cost.h"
 
 /* First member of group h as a unit (rank, or server for planes); h <= G. */
@@ -779,7 +779,7 @@ out:
 /* ------------------------------------------------------- cost model */
 
 /*
- * AHC's cost, as kc_ahc.c builds it: NHR inside the groups, a Ring phase
+ * AHC's cost, as alg_ahc_core.c builds it: NHR inside the groups, a Ring phase
  * among the G logical same-index cards of every segment, segment after
  * segment.  A member of a group of m owns n/m of the exchanged region and
  * about T/m segments, T the distinct block boundaries of all groups
@@ -817,7 +817,7 @@ static u64 kc_cost_nhr_uneven(u64 s, u64 m)
 	return v;
 }
 
-/* Units (ranks, or servers for planes) of AHC group h (kc_ahc.h). */
+/* Units (ranks, or servers for planes) of AHC group h (alg_ahc_core.h). */
 u64 kc_ahc_units(const struct kc_topo *t, u32 h, bool pods, u32 stride)
 {
 	u64 s = pods ? t->server_first[t->pod_first[h + 1]] - t->server_first[t->pod_first[h]] :
@@ -891,7 +891,7 @@ u64 kc_ahc_cost(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo
 		struct kc_cost_lv l0 = { .size = t->server_size, .cfg = KCOLL_LEVEL0,
 					 .link = kc_cost_level_link(m, KCOLL_LEVEL0) };
 
-		/* the stage inside servers that kc_ahc.c puts around the planes */
+		/* the stage inside servers that alg_ahc_core.c puts around the planes */
 		u32 down = op == KCOLL_OP_ALLGATHER ? KCOLL_OP_ALLGATHER :
 			   op == KCOLL_OP_BROADCAST ? KCOLL_OP_SCATTER : KCOLL_OP_REDUCESCATTER;
 		u32 up = op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_BROADCAST ? KCOLL_OP_ALLGATHER :

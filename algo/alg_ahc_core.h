@@ -5,10 +5,13 @@
  * stage, and the running of the inner phases (intra-group NHR, inter-group
  * Ring, HCOMM's defaults).  The two algorithms differ only in how the
  * members of a group cut a region into their blocks (struct kc_ahc_cut,
- * filled by the scheme's cut()); the engine in kc_ahc.c does the rest.
+ * filled by the scheme's cut()); the engine in alg_ahc_core.c does the rest,
+ * and prices both.  The family shares the alg_ahc prefix so it lists
+ * together: alg_ahc.c, alg_ahc_broke.c and this engine, which is no
+ * algorithm of its own (no table entry).
  */
-#ifndef KC_AHC_H
-#define KC_AHC_H
+#ifndef ALG_AHC_CORE_H
+#define ALG_AHC_CORE_H
 
 #include "kc_coll.h"
 
@@ -102,4 +105,4 @@ u64 kc_ahc_cost(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo
 /* kc_algo_ops.auto_ok of AHC and AHC_BROKE: where their model holds. */
 bool kc_ahc_auto_ok(const struct kc_topo *t, const struct kc_op_desc *op, u32 algo);
 
-#endif /* KC_AHC_H */
+#endif /* ALG_AHC_CORE_H */
