@@ -49,15 +49,23 @@ const struct kc_algo_ops *kc_algo_get(u32 algo)
 
 u32 kc_algo_auto_list(bool builders, u32 *ids)
 {
-	u32 r, i, n = 0;
+	u8 rank[KCOLL_ALGO_COUNT];
+	u32 i, j, n = 0;
 
-	for (r = 1; r <= 255; r++)
-		for (i = 0; i < ARRAY_SIZE(kc_algo_table); i++) {
-			const struct kc_algo_ops *a = kc_algo_table[i];
+	/* insertion by rank after every equal one: ties stay in table order */
+	for (i = 0; i < ARRAY_SIZE(kc_algo_table); i++) {
+		const struct kc_algo_ops *a = kc_algo_table[i];
 
-			if (a->auto_rank == r && !a->build == !builders && n < KCOLL_ALGO_COUNT)
-				ids[n++] = a->id;
+		if (!a->auto_rank || !a->build != !builders || n >= KCOLL_ALGO_COUNT)
+			continue;
+		for (j = n; j > 0 && rank[j - 1] > a->auto_rank; j--) {
+			rank[j] = rank[j - 1];
+			ids[j] = ids[j - 1];
 		}
+		rank[j] = a->auto_rank;
+		ids[j] = a->id;
+		n++;
+	}
 	return n;
 }
 
