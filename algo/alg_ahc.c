@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * AHC, Asymmetric Hierarchical Concatenate (spec 2.9, seed 002): groups of
- * different sizes (2 + 3 cards, 64 + 128 ...) still split the work evenly
- * among all their members.  For AllReduce, Broadcast and Reduce the region
- * is cut into L * G slices (L the LCM of the group sizes, G the number of
- * groups) and each member of a group of m owns L * G / m consecutive
- * slices, so every group's block boundaries fall on slice boundaries.  The
- * boundaries of all groups together cut the region into segments; the
- * owners of a segment in the G groups (the "logical same-index cards")
- * run the inter-group phase on it.  Example 2 + 3, 12 slices: group 0
- * owns [0, 6) [6, 12), group 1 [0, 4) [4, 8) [8, 12); the segments are
- * [0, 4) [4, 6) [6, 8) [8, 12) with the cards (0,0) (0,1) (1,1) (1,2).
+ * AHC, Asymmetric Hierarchical Concatenate (Documentation/algorithms.md):
+ * groups of different sizes (2 + 3 cards, 64 + 128 ...) still split the work
+ * evenly among all their members.  For AllReduce, Broadcast and Reduce the
+ * region is cut into L * G slices (L the LCM of the group sizes, G the
+ * number of groups) and each member of a group of m owns L * G / m
+ * consecutive slices, so every group's block boundaries fall on slice
+ * boundaries.  The boundaries of all groups together cut the region into
+ * segments; the owners of a segment in the G groups (the "logical same-index
+ * cards") run the inter-group phase on it.  Example 2 + 3, 12 slices: group
+ * 0 owns [0, 6) [6, 12), group 1 [0, 4) [4, 8) [8, 12); the segments are [0,
+ * 4) [4, 6) [6, 8) [8, 12) with the cards (0,0) (0,1) (1,1) (1,2).
  *
  * ReduceScatter and AllGather keep every rank's result block exact: the
  * region of group h (its members' blocks) is cut by group h at its
@@ -18,7 +18,7 @@
  * segments are again the common refinement, i.e. the seed's LCM slicing
  * wherever the data divides evenly.
  *
- * The stages (kc_ahc.c), per rank of group g (m members), n bytes:
+ * The stages (alg_ahc_core.c), per rank of group g (m members), n bytes:
  *   AllReduce  NHR RS in g: ceil(log2 m) rounds, (m-1)/m * n;
  *              per own segment s: Ring AllReduce among G cards,
  *              2(G-1) rounds of |s|/G;
@@ -33,7 +33,7 @@
  *   Barrier    NHR barrier, Ring barrier among the first members, NHR
  *              barrier.
  */
-#include "kc_ahc.h"
+#include "alg_ahc_core.h"
 
 static int ahc_cut(const struct kc_ahc *a, u32 m, const struct kc_region *r, u32 owner_size,
 		   struct kc_ahc_cut *cut)
@@ -79,9 +79,17 @@ static int ahc_build(struct kc_builder *b, const struct kc_coll_ctx *c)
 	return kc_ahc_build(b, c, &ahc_scheme);
 }
 
+KC_ALGO_DECLARE(ahc);
+
 const struct kc_algo_ops kc_alg_ahc = {
+	.id = KCOLL_ALGO_AHC,
 	.name = "ahc",
 	.hccl = "AHC",
 	.build = ahc_build,
 	.build_ops = KC_AHC_OPS,
+	.cost_whole = kc_ahc_cost,
+	.auto_rank = 2,
+	.runs_level0 = true,
+	.governs_level2 = true,
+	.auto_ok = kc_ahc_auto_ok,
 };

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * AHC_BROKE (spec 2.10, HCOMM CommBrokeAlignInfo): AHC aligned to the
- * smallest group (m members) instead of the LCM of the group sizes, so
- * coprime or large sizes do not shred the data into tiny slices; the
- * price is idle cards in the larger groups.
+ * AHC_BROKE (HCOMM CommBrokeAlignInfo; Documentation/algorithms.md): AHC
+ * aligned to the smallest group (m members) instead of the LCM of the group
+ * sizes, so coprime or large sizes do not shred the data into tiny slices;
+ * the price is idle cards in the larger groups.
  *
  * AllReduce, Broadcast, Reduce: every group cuts the region into
  * ceil(count / m) element blocks, block i for member i; only members
@@ -30,7 +30,7 @@
  * The "no slices below 128 KiB" rounding of HCOMM is not applied: kcoll
  * leaves message sizing to the executor.
  */
-#include "kc_ahc.h"
+#include "alg_ahc_core.h"
 
 static int broke_cut(const struct kc_ahc *a, u32 m, const struct kc_region *r,
 		     u32 owner_size, struct kc_ahc_cut *cut)
@@ -63,9 +63,17 @@ static int broke_build(struct kc_builder *b, const struct kc_coll_ctx *c)
 	return kc_ahc_build(b, c, &broke_scheme);
 }
 
+KC_ALGO_DECLARE(ahc_broke);
+
 const struct kc_algo_ops kc_alg_ahc_broke = {
+	.id = KCOLL_ALGO_AHC_BROKE,
 	.name = "ahc_broke",
 	.hccl = "AHC_BROKE",
 	.build = broke_build,
 	.build_ops = KC_AHC_OPS,
+	.cost_whole = kc_ahc_cost,
+	.auto_rank = 3,
+	.runs_level0 = true,
+	.governs_level2 = true,
+	.auto_ok = kc_ahc_auto_ok,
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Mesh (spec 2.1): every pair of members is directly connected, so each
+ * Mesh: every pair of members is directly connected, so each
  * phase talks to all peers at once and takes one round.  RS and AG move
  * one block per link; AllReduce is RS + AG, Broadcast is Scatter + AG and
  * Reduce is RS + Gather (2 rounds each); Scatter, Gather, AlltoAll and
@@ -11,6 +11,7 @@
  * not all start with the same destination.
  */
 #include "kc_algo.h"
+#include "kc_cost.h"
 
 /* The j-th peer of this member in its round order, 1 <= j < size. */
 static u32 mesh_peer_idx(const struct kc_group *g, u32 j)
@@ -110,7 +111,7 @@ static int mesh_gather(struct kc_builder *b, const struct kc_group *g, u32 root,
 }
 
 /*
- * Broadcast = Scatter + AllGather (spec 2.1): the root's link to each peer
+ * Broadcast = Scatter + AllGather: the root's link to each peer
  * carries n / p instead of n, and the peers complete the rest among
  * themselves in a second round.
  */
@@ -126,7 +127,7 @@ static int mesh_bcast(struct kc_builder *b, const struct kc_group *g, u32 root,
 	return mesh_ag(b, g, &l);
 }
 
-/* Reduce = ReduceScatter + Gather (spec 2.1). */
+/* Reduce = ReduceScatter + Gather. */
 static int mesh_reduce(struct kc_builder *b, const struct kc_group *g, u32 root,
 		       const struct kc_region *r)
 {
@@ -183,9 +184,47 @@ static int mesh_barrier(struct kc_builder *b, const struct kc_group *g)
 	return 0;
 }
 
+/* Mesh.  Through one port (levels 1, 2) the p - 1 transfers share it. */
+static u64 mesh_cost(u32 op, u64 p, u64 n, const struct kc_cost_link *l, bool port)
+{
+	u64 f = port ? p - 1 : 1;	/* bandwidth terms scale by the sharing */
+
+	switch (op) {
+	case KCOLL_OP_SCATTER:
+	case KCOLL_OP_GATHER:
+	case KCOLL_OP_ALLGATHER:
+	case KCOLL_OP_ALLTOALL:
+	case KCOLL_OP_ALLTOALLV:
+		return kc_abg(l, 1, n, f, p, 0, 1);
+	case KCOLL_OP_REDUCESCATTER:
+		return kc_abg(l, 1, n, f, p, p - 1, p);
+	case KCOLL_OP_ALLREDUCE:
+	case KCOLL_OP_REDUCE:
+		return kc_abg(l, 2, n, 2 * f, p, p - 1, p);
+	case KCOLL_OP_BROADCAST:
+		return kc_abg(l, 2, n, 2 * f, p, 0, 1);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, 1, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+/* Scatter and Gather on a merged level: priced as the binomial tree's sends. */
+static bool mesh_slow(const struct kc_cost_lv *l, u32 op, u64 n, u32 cache, u64 *x, u64 *d)
+{
+	(void)n;
+	(void)cache;
+	return kc_cost_spread_slow(l, op, KC_COST_BINOMIAL, x, d);
+}
+
+KC_ALGO_DECLARE(mesh);
+
 const struct kc_algo_ops kc_alg_mesh = {
+	.id = KCOLL_ALGO_MESH,
 	.name = "mesh",
 	.hccl = "fullmesh",
+	.aliases = (const char *const[]){ "mesh", NULL },
+	.label = "mesh",
 	.rs = mesh_rs,
 	.ag = mesh_ag,
 	.ar = mesh_ar,
@@ -195,4 +234,8 @@ const struct kc_algo_ops kc_alg_mesh = {
 	.gather = mesh_gather,
 	.a2a = mesh_a2a,
 	.barrier_op = mesh_barrier,
+	.cost = mesh_cost,
+	.slow = mesh_slow,
+	.auto_rank = 1,
+	.auto_port_measured = true,
 };

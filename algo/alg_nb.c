@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * NB, Nonuniform Bruck (spec 2.5): every phase takes S = ceil(log2 p)
+ * NB, Nonuniform Bruck: every phase takes S = ceil(log2 p)
  * steps at distances 1, 2, 4, ... for any p, and moves no more than
  * (p - 1) / p of the data per member, unlike RHD, which folds the extra
  * members of a non-power-of-two group in and out.
@@ -15,6 +15,7 @@
  * AlltoAllv a member knows only its own send and receive counts.
  */
 #include "kc_algo.h"
+#include "kc_cost.h"
 
 /*
  * Small Broadcasts use the binomial tree (BroadcastNBBinary) instead of
@@ -341,7 +342,39 @@ static int nb_barrier(struct kc_builder *b, const struct kc_group *g)
 	return 0;
 }
 
+static u64 nb_cost(u32 op, u64 p, u64 n, const struct kc_cost_link *l, bool port)
+{
+	(void)port;
+	return kc_nhr_cost(true, op, p, n, l);
+}
+
+/*
+ * On a merged level: Scatter and Gather by the binomial tree's sends; the
+ * binomial Broadcast one slow round per pod; the Scatter + AllGather
+ * Broadcast and the ReduceScatter + Gather Reduce the Scatter's
+ * (Gather's) crossing blocks and all of the AllGather (ReduceScatter),
+ * every step of which has a crossing pair.
+ */
+static bool nb_slow(const struct kc_cost_lv *l, u32 op, u64 n, u32 cache, u64 *x, u64 *d)
+{
+	(void)cache;
+	if (kc_cost_spread_slow(l, op, KC_COST_BINOMIAL, x, d))
+		return true;
+	if (op == KCOLL_OP_BROADCAST && kc_nb_bcast_binomial(l->size, n)) {
+		kc_cost_rounds_slow(l, x, d);
+		return true;
+	}
+	if (op != KCOLL_OP_BROADCAST && op != KCOLL_OP_REDUCE)
+		return false;
+	*x = kc_cost_scatter_slow(l, KC_COST_BINOMIAL) + l->size - 1;
+	*d = 2 * ((u64)l->size - 1);
+	return true;
+}
+
+KC_ALGO_DECLARE(nb);
+
 const struct kc_algo_ops kc_alg_nb = {
+	.id = KCOLL_ALGO_NB,
 	.name = "nb",
 	.hccl = "NB",
 	.rs = nb_rs,
@@ -354,4 +387,7 @@ const struct kc_algo_ops kc_alg_nb = {
 	.barrier_op = nb_barrier,
 	.a2a = nb_a2a,
 	.a2a_uniform_only = true,
+	.cost = nb_cost,
+	.slow = nb_slow,
+	.auto_rank = 5,
 };

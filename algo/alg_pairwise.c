@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pairwise (spec 2.6): the stepped version of Mesh for members with one
- * port.  In step k = 1 .. p - 1 member i sends to member i + k and
- * receives from member i - k, so every member has exactly one send and
- * one receive in flight per step and no link carries two messages.
+ * Pairwise (Documentation/algorithms.md): the stepped version of Mesh for
+ * members with one port.  In step k = 1 .. p - 1 member i sends to member i
+ * + k and receives from member i - k, so every member has exactly one send
+ * and one receive in flight per step and no link carries two messages.
  *
  * Besides AlltoAll(v), the same exchange pattern gives ReduceScatter
  * (send block i + k, reduce block i), AllGather (send block i, receive
@@ -11,6 +11,7 @@
  * not pairwise exchanges and are left out.
  */
 #include "kc_algo.h"
+#include "kc_cost.h"
 
 /* Member index of the step-k destination and source of this member. */
 static u32 pw_to(const struct kc_group *g, u32 k)
@@ -119,7 +120,30 @@ static int pw_barrier(struct kc_builder *b, const struct kc_group *g)
 	return 0;
 }
 
+/*
+ * Pairwise: p - 1 steps of one exchange each.  RS, AG and AR move
+ * the ring's volumes in the ring's step count, so they cost the same.
+ */
+static u64 pw_cost(u32 op, u64 p, u64 n, const struct kc_cost_link *l, bool port)
+{
+	switch (op) {
+	case KCOLL_OP_ALLTOALL:
+	case KCOLL_OP_ALLTOALLV:
+		return kc_abg(l, p - 1, n, p - 1, p, 0, 1);
+	case KCOLL_OP_ALLGATHER:
+	case KCOLL_OP_REDUCESCATTER:
+	case KCOLL_OP_ALLREDUCE:
+		return kc_algo_get(KCOLL_ALGO_RING)->cost(op, p, n, l, port);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, p - 1, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+KC_ALGO_DECLARE(pairwise);
+
 const struct kc_algo_ops kc_alg_pairwise = {
+	.id = KCOLL_ALGO_PAIRWISE,
 	.name = "pairwise",
 	.hccl = "pairwise",
 	.rs = pw_rs,
@@ -127,4 +151,6 @@ const struct kc_algo_ops kc_alg_pairwise = {
 	.ar = pw_ar,
 	.a2a = pw_a2a,
 	.barrier_op = pw_barrier,
+	.cost = pw_cost,
+	.auto_rank = 6,
 };

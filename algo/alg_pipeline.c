@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pipeline (spec 2.8): a hierarchical builder that overlaps the
- * inter-server ring with intra-server full-mesh transfers, so the
- * intra-server links are not idle while the inter-server phase runs.
+ * Pipeline (Documentation/algorithms.md): a hierarchical builder that
+ * overlaps the inter-server ring with intra-server full-mesh transfers, so
+ * the intra-server links are not idle while the inter-server phase runs.
  *
  * All servers (of all pods) form one ring of S servers of k ranks each;
  * rank (s, i) is local rank i of server s, global rank s * k + i (ranks of
@@ -23,6 +23,7 @@
  * S == 1 to the single intra-server mesh step.
  */
 #include "kc_coll.h"
+#include "kc_cost.h"
 
 struct pipe_ctx {
 	struct kc_group ring;	/* column i: (x, i) for every server x */
@@ -136,7 +137,7 @@ static void pipe_ag(struct kc_builder *b, const struct pipe_ctx *pc, const struc
  * write blocks of column i, so the blocks (x, j != i) I send to local
  * peers are still my own contribution; the block sent on the ring (server
  * s - t - 1) differs from every block received in that round (server
- * s - t - 2).  Cost, the spec's RS formula: one intra round plus (S - 1)
+ * s - t - 2).  Cost, HCCL's RS formula: one intra round plus (S - 1)
  * rounds of max(inter, intra), one block each (with its reduction).
  */
 static void pipe_rs(struct kc_builder *b, const struct pipe_ctx *pc, const struct kc_layout *l)
@@ -194,7 +195,7 @@ static bool pipe_a2a_middle(struct kc_builder *b, const struct pipe_ctx *pc,
 }
 
 /*
- * AlltoAll (spec 2.8: intra-server mesh with inter-server pairwise).  The
+ * AlltoAll (HCCL: intra-server mesh with inter-server pairwise).  The
  * blocks that the ranks of server s send to rank (s + d, i) travel
  * together over the one inter-server pair (s, i) -> (s + d, i): in intra
  * job d each local rank (s, j) hands its block for (s + d, i) to (s, i),
@@ -314,9 +315,61 @@ static int pipe_build(struct kc_builder *b, const struct kc_coll_ctx *c)
 	return b->err;
 }
 
+/*
+ * Pipeline's cost.  AllGather is HCCL's formula; with b = n / p bytes
+ * per block, T1 = alpha1 + b beta1 (ring), T0 = alpha0 + b beta0 (intra):
+ *   AG = (S - 1) max(T1, T0) + T0.
+ * HCCL's omits gamma; the reductions of kcoll's ReduceScatter sit on
+ * the critical path as follows: the first intra step reduces k - 1
+ * blocks, every ring step reduces k - 1 intra blocks (overlapped with
+ * the ring transfer) and then the ring block:
+ *   RS = T0 + (k-1) b gamma + (S - 1) (max(T1, T0 + (k-1) b gamma) + b gamma).
+ * AllReduce = RS + AG.  AlltoAll runs AG's rounds, but each inter step
+ * forwards the k blocks its server's ranks gathered for one rank:
+ *   A2A = (S - 1) max(alpha1 + k b beta1, T0) + T0.
+ */
+static u64 pipe_cost(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo, u32 op,
+		     u64 n, const u32 *l0algo)
+{
+	struct kc_cost_link in = kc_cost_level_link(m, KCOLL_LEVEL0);
+	struct kc_cost_link x = kc_cost_level_link(m, t->npods > 1 ? KCOLL_LEVEL2 : KCOLL_LEVEL1);
+	u64 p = t->nranks, S = t->nservers, k = t->server_size, b, t1, t0, red, ag, rs;
+
+	(void)algo;
+	(void)l0algo;
+	if (!k || S < 2)
+		return KC_COST_INF;
+	b = n / p;
+	t1 = kc_abg(&x, 1, b, 1, 1, 0, 1);
+	t0 = k > 1 ? kc_abg(&in, 1, b, 1, 1, 0, 1) : 0;
+	red = kc_cost_mul(kc_cost_mul(b, in.gamma), k - 1);
+	ag = kc_cost_add(kc_cost_mul(kc_max_u64(t1, t0), S - 1), t0);
+	rs = kc_cost_add(kc_cost_add(t0, red),
+			 kc_cost_mul(kc_cost_add(kc_max_u64(t1, kc_cost_add(t0, red)),
+						 kc_cost_mul(b, x.gamma)), S - 1));
+	switch (op) {
+	case KCOLL_OP_ALLGATHER:
+		return ag;
+	case KCOLL_OP_ALLTOALL:
+		/* the same rounds, but an inter step carries k blocks (alg_pipeline.c) */
+		t1 = kc_abg(&x, 1, b, k, 1, 0, 1);
+		return kc_cost_add(kc_cost_mul(kc_max_u64(t1, t0), S - 1), t0);
+	case KCOLL_OP_REDUCESCATTER:
+		return rs;
+	case KCOLL_OP_ALLREDUCE:
+		return kc_cost_add(rs, ag);
+	}
+	return KC_COST_INF;
+}
+
+KC_ALGO_DECLARE(pipeline);
+
 const struct kc_algo_ops kc_alg_pipeline = {
+	.id = KCOLL_ALGO_PIPELINE,
 	.name = "pipeline",
 	.hccl = "pipeline",
 	.build = pipe_build,
 	.build_ops = PIPE_OPS,
+	.cost_whole = pipe_cost,
+	.auto_rank = 1,
 };

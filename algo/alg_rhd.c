@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * RHD, Recursive Halving-Doubling (spec 2.3, seed 003): log-step exchanges
- * with partners at distances that halve or double.
+ * RHD, Recursive Halving-Doubling (Documentation/algorithms.md): log-step
+ * exchanges with partners at distances that halve or double.
  *
  * A group of p = 2^k + r members first folds into a block of 2^k: the
  * first 2r members ("part1") pair up as (2i, 2i + 1), one of each pair
@@ -34,6 +34,7 @@
  * A power-of-two group skips the fold and unfold rounds.
  */
 #include "kc_algo.h"
+#include "kc_cost.h"
 
 struct rhd_fold {
 	u32 k;		/* floor(log2 p) */
@@ -235,7 +236,7 @@ static struct kc_range rhd_all_blocks(const struct kc_builder *b, const struct k
  * and come first (as HCCL lays out its slices), so the lower half of an
  * interval holds d + min(d, r) blocks: step 2 moves
  * sum_j (d + min(d, r)) = p' - 1 + sum_j min(d, r) blocks, k + p' - 1 for
- * r = 1 up to 2p' - 2 for r >= p'/2, the bounds of spec 2.3.
+ * r = 1 up to 2p' - 2 for r >= p'/2, the bounds of HCCL's halving.
  */
 static int rhd_rs(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l)
 {
@@ -479,7 +480,139 @@ static int rhd_barrier(struct kc_builder *b, const struct kc_group *g)
 	return 0;
 }
 
+/* RHD, including the non-power-of-two totals. */
+static u64 rhd_cost(u32 op, u64 p, u64 n, const struct kc_cost_link *l, bool port)
+{
+	u64 k = kc_ilog2(p), pp = 1ull << k, L = kc_clog2(p), s = 0, i;
+	bool pow2 = pp == p;
+
+	(void)port;
+	/* sum_{i=1..k} ceil(p / 2^i): the non-uniform halving */
+	for (i = 1; i <= k; i++)
+		s += (p + (1ull << i) - 1) >> i;
+	switch (op) {
+	case KCOLL_OP_REDUCESCATTER:
+		if (pow2)
+			return kc_abg(l, k, n, p - 1, p, p - 1, p);
+		/* Reduce alpha+n(b+g), halving sum, Scatter alpha+n/p b */
+		return kc_abg(l, k + 2, n, p + s + 1, p, p + s, p);
+	case KCOLL_OP_ALLGATHER:
+		if (pow2)
+			return kc_abg(l, k, n, p - 1, p, 0, 1);
+		return kc_abg(l, k + 2, n, p + s + 1, p, 0, 1);
+	case KCOLL_OP_SCATTER:
+	case KCOLL_OP_GATHER:
+		/*
+		 * No formula: alg_rhd.c's binomial tree over contiguous
+		 * intervals, L rounds; the root sends (receives) every other
+		 * block once, (p - 1)/p n, the most of any member (exact
+		 * in the simulator).
+		 */
+		return kc_abg(l, L, n, p - 1, p, 0, 1);
+	case KCOLL_OP_ALLREDUCE:
+		if (pow2)
+			return kc_abg(l, 2 * k, n, 2 * (p - 1), p, p - 1, p);
+		return kc_abg(l, 2 * k + 2, n, 2 * (pp - 1) + 2 * pp, pp, 2 * pp - 1, pp);
+	case KCOLL_OP_REDUCE:
+		if (pow2)
+			return kc_abg(l, 2 * k, n, 2 * (p - 1), p, p - 1, p);
+		return kc_abg(l, 2 * k + 1, n, 2 * (pp - 1) + pp, pp, 2 * pp - 1, pp);
+	case KCOLL_OP_BROADCAST:
+		return kc_abg(l, L, n, L, 1, 0, 1);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, pow2 ? k : k + 2, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+#define KC_RHD_FOLD_SLOW 0x80000000u	/* bit 31: above any distance bit */
+
+/*
+ * Which exchanges of RHD's AllReduce and Reduce (alg_rhd.c, root 0) cross
+ * a pod of group g: bit j when a pair of the block at distance 2^j does,
+ * KC_RHD_FOLD_SLOW when a fold pair (2i, 2i + 1) does.  A step lasts as
+ * long as its slowest pair.
+ */
+static u32 rhd_topo_cache(const struct kc_topo *t, const struct kc_group *g)
+{
+	u32 p = g->size, k = kc_ilog2(p), r = p - (1u << k), v, j, mask = 0;
+
+	for (v = 0; v < r; v++)
+		if (kc_cost_member_pod(t, g, 2 * v) != kc_cost_member_pod(t, g, 2 * v + 1))
+			mask |= KC_RHD_FOLD_SLOW;
+	for (v = 0; v < (1u << k); v++) {
+		u32 a = kc_cost_member_pod(t, g, v < r ? 2 * v : v + r);
+
+		for (j = 0; j < k; j++) {
+			u32 w = v ^ (1u << j);
+
+			if (kc_cost_member_pod(t, g, w < r ? 2 * w : w + r) != a)
+				mask |= 1u << j;
+		}
+	}
+	return mask;
+}
+
+/*
+ * RHD's AllReduce (Reduce) on a merged level: *x of the *d units of n/p'
+ * its beta counts cross a pod.  The exchange at distance 2^j moves n/2^(j+1)
+ * each way (halving, then doubling back: twice), the fold n and the
+ * unfold n (Reduce: no unfold).  Its RS and AG on a power of two, whose
+ * exchange at distance 2^j moves 2^j of the p - 1 blocks that the
+ * formula counts.
+ */
+static void rhd_slow_steps(const struct kc_cost_lv *l, u32 op, u32 mask, u64 *x, u64 *d)
+{
+	u32 p = l->size, k = kc_ilog2(p), j;
+	u64 pw = 1ull << k, folds = p > pw ? (op == KCOLL_OP_REDUCE ? 1 : 2) : 0;
+
+	if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) {
+		/*
+		 * p a power of two: the exchange at distance 2^j moves 2^j
+		 * blocks of n/p, so the slow ones add up to the mask's low bits.
+		 */
+		*d = pw - 1;
+		*x = mask & (pw - 1);
+		return;
+	}
+	*d = 2 * (pw - 1) + folds * pw;
+	*x = mask & KC_RHD_FOLD_SLOW ? folds * pw : 0;
+	for (j = 0; j < k; j++)
+		if (mask & (1u << j))
+			*x += pw >> j;
+}
+
+/*
+ * On a merged level: Scatter and Gather by their halving sends, the
+ * exchanges that cross a pod in AllReduce, Reduce and, on a power of two,
+ * ReduceScatter and AllGather; Broadcast's binomial rounds.
+ */
+static bool rhd_slow(const struct kc_cost_lv *l, u32 op, u64 n, u32 cache, u64 *x, u64 *d)
+{
+	(void)n;
+	if (kc_cost_spread_slow(l, op, KC_COST_HALVING, x, d))
+		return true;
+	if (op == KCOLL_OP_BROADCAST) {
+		kc_cost_rounds_slow(l, x, d);
+		return true;
+	}
+	/*
+	 * ReduceScatter and AllGather not with a fold: which half of an
+	 * interval holds the two-block members decides which pairs carry
+	 * the most.
+	 */
+	if (op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_REDUCE ||
+	    ((op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) && kc_is_pow2(l->size))) {
+		rhd_slow_steps(l, op, cache, x, d);
+		return true;
+	}
+	return false;
+}
+
+KC_ALGO_DECLARE(rhd);
+
 const struct kc_algo_ops kc_alg_rhd = {
+	.id = KCOLL_ALGO_RHD,
 	.name = "rhd",
 	.hccl = "H-D_R",
 	.rs = rhd_rs,
@@ -490,4 +623,8 @@ const struct kc_algo_ops kc_alg_rhd = {
 	.scatter = rhd_scatter,
 	.gather = rhd_gather,
 	.barrier_op = rhd_barrier,
+	.cost = rhd_cost,
+	.slow = rhd_slow,
+	.topo_cache = rhd_topo_cache,
+	.auto_rank = 4,
 };

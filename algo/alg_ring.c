@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Ring (spec 2.2): every member receives from its left neighbour and sends
- * to its right one.  RS and AG take p - 1 steps of one block each;
- * Broadcast and Reduce are chains from/to the root (pipelined in pieces
- * when the builder asks for pipelining); Scatter and Gather forward blocks
- * along the chain, one block per step per member.
+ * Ring (Documentation/algorithms.md): every member receives from its left
+ * neighbour and sends to its right one.  RS and AG take p - 1 steps of one
+ * block each; Broadcast and Reduce are chains from/to the root (pipelined in
+ * pieces when the builder asks for pipelining); Scatter and Gather forward
+ * blocks along the chain, one block per step per member.
  *
  * There is no ring AlltoAll: every block would be relayed by each member
  * between its source and its destination (p (p - 1) / 2 blocks on every
@@ -12,6 +12,7 @@
  * would not know the lengths of what they forward.
  */
 #include "kc_algo.h"
+#include "kc_cost.h"
 
 /*
  * p - 1 steps around the ring: send block me - lag - k to the right,
@@ -181,7 +182,41 @@ static int ring_barrier(struct kc_builder *b, const struct kc_group *g)
 	return 0;
 }
 
+/* Ring: unpipelined chains for Broadcast and Reduce. */
+static u64 ring_cost(u32 op, u64 p, u64 n, const struct kc_cost_link *l, bool port)
+{
+	(void)port;
+	switch (op) {
+	case KCOLL_OP_SCATTER:
+	case KCOLL_OP_GATHER:
+	case KCOLL_OP_ALLGATHER:
+		return kc_abg(l, p - 1, n, p - 1, p, 0, 1);
+	case KCOLL_OP_REDUCESCATTER:
+		return kc_abg(l, p - 1, n, p - 1, p, p - 1, p);
+	case KCOLL_OP_ALLREDUCE:
+		return kc_abg(l, 2 * (p - 1), n, 2 * (p - 1), p, p - 1, p);
+	case KCOLL_OP_BROADCAST:
+		return kc_abg(l, p - 1, n, p - 1, 1, 0, 1);
+	case KCOLL_OP_REDUCE:
+		return kc_abg(l, p - 1, n, p - 1, 1, p - 1, 1);
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, 2 * (p - 1), 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+/* Scatter and Gather on a merged level: every block past the first pod boundary. */
+static bool ring_slow(const struct kc_cost_lv *l, u32 op, u64 n, u32 cache, u64 *x, u64 *d)
+{
+	(void)n;
+	(void)cache;
+	return kc_cost_spread_slow(l, op, KC_COST_CHAIN, x, d);
+}
+
+KC_ALGO_DECLARE(ring);
+
 const struct kc_algo_ops kc_alg_ring = {
+	.id = KCOLL_ALGO_RING,
 	.name = "ring",
 	.hccl = "ring",
 	.rs = ring_rs,
@@ -192,4 +227,7 @@ const struct kc_algo_ops kc_alg_ring = {
 	.scatter = ring_scatter,
 	.gather = ring_gather,
 	.barrier_op = ring_barrier,
+	.cost = ring_cost,
+	.slow = ring_slow,
+	.auto_rank = 3,
 };

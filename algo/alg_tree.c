@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Double binary tree (spec 5.1, NCCL src/graph/trees.cc).
+ * Double binary tree (NCCL src/graph/trees.cc; Documentation/algorithms.md).
  *
  * Tree 1 is NCCL's bit-pattern binary tree over positions 0..n-1 rooted at
  * 0: a position's parent comes from its lowest set bit, odd positions are
@@ -48,6 +48,7 @@
  * AllReduce only; there is no per-member block a tree would route.
  */
 #include "kc_algo.h"
+#include "kc_cost.h"
 
 #define TREE_MAX_PIECES 1024
 
@@ -384,7 +385,7 @@ static u32 tree_slow_recvs(u32 p, const u32 *part, const u8 *depth, u32 v, u32 r
  * slow rounds was off by up to a round either way.  O(p log p) time,
  * 5p bytes; -ENOMEM, or the slow halves in *halves.
  */
-int kc_tree_bcast_slow_halves(u32 p, const u32 *part, u32 *halves)
+static int tree_bcast_slow_halves(u32 p, const u32 *part, u32 *halves)
 {
 	static const enum tree_map maps[2] = { TREE_PLAIN, TREE_ROT };
 	u32 D = bt_height(p), r, x, t, best = 0;
@@ -434,11 +435,112 @@ int kc_tree_bcast_slow_halves(u32 p, const u32 *part, u32 *halves)
 	return 0;
 }
 
+/*
+ * Double binary tree as alg_tree.c builds it, unpipelined (one
+ * piece per half): D = ceil(log2 p) rounds, each moving both halves (n)
+ * through the busiest port, except where the deepest level is too thin
+ * to be busy.  In Broadcast that is p = 2^(D-1) + 1: its one deepest
+ * member gets a half from each tree in the last round.  In Reduce, with
+ * tree 2 rotated, the last round of the up sweep moves only a half
+ * through every port while p <= 2^D - 3 (and p = 3).  Broadcast and
+ * Reduce are exact against the simulator in conformance mode for
+ * p = 2..300.  AllReduce keeps D rounds
+ * up and D down; the simulator's up and down sweeps share a round, so
+ * this is about one round of bandwidth high.
+ */
+/* Halves of n Tree's Broadcast moves on its path: 2L, 2L - 1 when the last round is thin. */
+static u64 tree_bcast_halves(u64 p)
+{
+	u64 L = kc_clog2(p);
+
+	return 2 * L - (p > 2 && p == (1ULL << (L - 1)) + 1);
+}
+
+static u64 tree_cost(u32 op, u64 p, u64 n, const struct kc_cost_link *l, bool port)
+{
+	u64 L = kc_clog2(p);
+	bool thin_red = p == 3 || (p > 2 && p <= (1ULL << L) - 3);
+
+	(void)port;
+	switch (op) {
+	case KCOLL_OP_ALLREDUCE:
+		return kc_abg(l, 2 * L, n, 2 * L, 1, L, 1);
+	case KCOLL_OP_BROADCAST:
+		return kc_abg(l, L, n, tree_bcast_halves(p), 2, 0, 1);
+	case KCOLL_OP_REDUCE:
+		if (kc_is_pow2(p))
+			return kc_abg(l, L, n, L, 1, L, 1);
+		/*
+		 * A half is reduced in every round but one; when the last
+		 * round is full, the path through it reduces only D / 2:
+		 * two paths, the longer counts.
+		 */
+		if (thin_red)
+			return kc_abg(l, L, n, 2 * L - 1, 2, 2 * L - 1, 2);
+		return kc_max_u64(kc_abg(l, L, n, 2 * L - 1, 2, 2 * L - 1, 2),
+				  kc_abg(l, L, n, L, 1, L, 2));
+	case KCOLL_OP_BARRIER:
+		return kc_abg(l, 2 * L, 0, 0, 1, 0, 1);
+	}
+	return KC_COST_INF;
+}
+
+/*
+ * The slow halves on the critical path of Tree's Broadcast from member 0
+ * of group g (tree_bcast_slow_halves()): 0 when there is no memory
+ * for the walk, never otherwise on a level that spans pods.
+ */
+static u32 tree_topo_cache(const struct kc_topo *t, const struct kc_group *g)
+{
+	u32 p = g->size, j, halves = 0;
+	u32 *part = kc_zalloc((size_t)p * sizeof(*part));
+
+	if (!part)
+		return 0;
+	for (j = 0; j < p; j++)
+		part[j] = kc_cost_member_pod(t, g, j);
+	if (tree_bcast_slow_halves(p, part, &halves))
+		halves = 0;
+	kc_free(part);
+	return halves;
+}
+
+/*
+ * On a merged level: Broadcast's slow halves on its critical path (the
+ * topology's walk, or a new one if that had no memory; one slow round per
+ * pod when this one has none either), Reduce one slow round per pod.
+ */
+static bool tree_slow(const struct kc_cost_lv *l, u32 op, u64 n, u32 cache, u64 *x, u64 *d)
+{
+	u32 halves;
+
+	(void)n;
+	if (op == KCOLL_OP_BROADCAST) {
+		halves = cache ?: tree_topo_cache(l->t, &l->g);
+		if (halves) {
+			*x = halves;
+			*d = tree_bcast_halves(l->size);
+			return true;
+		}
+	}
+	if (op != KCOLL_OP_BROADCAST && op != KCOLL_OP_REDUCE)
+		return false;
+	kc_cost_rounds_slow(l, x, d);
+	return true;
+}
+
+KC_ALGO_DECLARE(tree);
+
 const struct kc_algo_ops kc_alg_tree = {
+	.id = KCOLL_ALGO_TREE,
 	.name = "tree",
 	.hccl = "tree",
 	.ar = tree_ar,
 	.bcast = tree_bcast,
 	.reduce = tree_reduce,
 	.barrier_op = tree_barrier,
+	.cost = tree_cost,
+	.slow = tree_slow,
+	.topo_cache = tree_topo_cache,
+	.auto_rank = 7,
 };

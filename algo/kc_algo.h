@@ -38,10 +38,18 @@
 #include "kc_build.h"
 
 struct kc_coll_ctx;
+struct kc_cost_link;
+struct kc_cost_lv;
+struct kc_cost_model;
+struct kc_topo;
+struct kc_op_desc;
 
 struct kc_algo_ops {
+	u32 id;			/* its enum kcoll_algo value */
 	const char *name;	/* kcoll name, lower case */
-	const char *hccl;	/* HCCL_ALGO token */
+	const char *hccl;	/* HCCL_ALGO token, the one kc_cfg_format() writes */
+	const char *const *aliases;	/* more HCCL_ALGO tokens, NULL-terminated, or NULL */
+	const char *label;	/* collctl's short name; NULL: the HCCL token */
 	int (*rs)(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l);
 	int (*ag)(struct kc_builder *b, const struct kc_group *g, const struct kc_layout *l);
 	int (*ar)(struct kc_builder *b, const struct kc_group *g, const struct kc_region *r);
@@ -64,44 +72,88 @@ struct kc_algo_ops {
 	int (*build)(struct kc_builder *b, const struct kc_coll_ctx *c);
 	/* and the operations it supports, as bits 1 << enum kcoll_op. */
 	u32 build_ops;
+
+	/*
+	 * Cost model (kc_cost.h).  cost: modelled time of phase @op among
+	 * @p > 1 members, @n bytes, on links @l (@port: one port per member,
+	 * levels 1 and 2); KC_COST_INF for a phase it has not.
+	 */
+	u64 (*cost)(u32 op, u64 p, u64 n, const struct kc_cost_link *l, bool port);
+	/*
+	 * Slow-link rule on a level merged across pods: of the *d units its
+	 * beta counts, *x cross a pod; false when all of it runs at the
+	 * merged (slow) level.  @cache: what topo_cache() kept, or 0.
+	 */
+	bool (*slow)(const struct kc_cost_lv *l, u32 op, u64 n, u32 cache, u64 *x, u64 *d);
+	/* A per-topology walk for slow() on rank 0's merged group (kc_topo_init*()). */
+	u32 (*topo_cache)(const struct kc_topo *t, const struct kc_group *g);
+	/* Builders: the time of the whole operation; l0algo: level0's configured algorithm. */
+	u64 (*cost_whole)(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo,
+			  u32 op, u64 n, const u32 *l0algo);
+
+	/*
+	 * Automatic selection: the order in which it tries the algorithm
+	 * (1 first; 0 never; equal ranks in table order).  Flat algorithms
+	 * compete per level, builders for the whole operation.
+	 */
+	u8 auto_rank;
+	/* Chosen between servers only where collctl calibrate measured the ports to overlap. */
+	bool auto_port_measured;
+	/* A builder that runs level0's configured algorithm inside servers of pods. */
+	bool runs_level0;
+	/* Configured at level1, it governs level2 too (HCCL's AHC rule). */
+	bool governs_level2;
+	/* A builder that selection may rank for @op on @t only where this is true. */
+	bool (*auto_ok)(const struct kc_topo *t, const struct kc_op_desc *op, u32 algo);
 };
+
+/*
+ * Declares kc_alg_<n>, the ops algorithm file alg_<n>.c defines right
+ * after; the table (kc_algos.c) declares it the same way.
+ */
+#define KC_ALGO_DECLARE(n) extern const struct kc_algo_ops kc_alg_##n
 
 /* Can algorithm @a run operation @op as the only level of a flat topology? */
 bool kc_algo_supports(const struct kc_algo_ops *a, u32 op);
 
-extern const struct kc_algo_ops kc_alg_mesh;
-extern const struct kc_algo_ops kc_alg_ring;
-extern const struct kc_algo_ops kc_alg_rhd;
-extern const struct kc_algo_ops kc_alg_nhr;
-extern const struct kc_algo_ops kc_alg_nb;
-extern const struct kc_algo_ops kc_alg_pairwise;
-extern const struct kc_algo_ops kc_alg_tree;
-extern const struct kc_algo_ops kc_alg_pipeline;
-extern const struct kc_algo_ops kc_alg_ahc;
-extern const struct kc_algo_ops kc_alg_ahc_broke;
+/*
+ * The one table of algorithms (kc_algos.c), in the order every list of
+ * them follows (the HCCL_ALGO parser's, for one).  Adding an algorithm is
+ * its file, its uapi enum value and one line there.
+ */
+extern const struct kc_algo_ops *const kc_algo_table[];
+extern const u32 kc_algo_table_len;
 
 /* The ops of algorithm id (enum kcoll_algo), or NULL for AUTO/unknown. */
 const struct kc_algo_ops *kc_algo_get(u32 algo);
+
+/*
+ * The algorithms automatic selection tries, flat ones (@builders false)
+ * or builders, in its order, into @ids (room for KCOLL_ALGO_COUNT); how many.
+ */
+u32 kc_algo_auto_list(bool builders, u32 *ids);
+
+/* Fill t's per-algorithm cache for the slow() rules (kc_topo_init*() call it). */
+void kc_algo_topo_cache(struct kc_topo *t);
 
 /*
  * Does NB broadcast bytes to p members with the binomial tree
  * (BroadcastNBBinary) instead of Scatter + AllGather?  HCCL switches at a
  * size derived from the link bandwidth; kcoll has no bandwidth figure and
  * uses a fixed 64 KiB, and the tree always for p == 2.  alg_nb.c builds
- * by this rule and kc_cost.c prices by it.
+ * and prices by this rule.
  */
 static inline bool kc_nb_bcast_binomial(u64 p, u64 bytes)
 {
 	return p == 2 || bytes < 64 * 1024;
 }
 
-/*
- * Slow halves on the critical path of the double-tree Broadcast from
- * member 0 of p when only transfers between parts are slow (alg_tree.c).
- */
-int kc_tree_bcast_slow_halves(u32 p, const u32 *part, u32 *halves);
+/* NHR's phase cost (alg_nhr.c), which NB shares but for its own steps (@nb). */
+u64 kc_nhr_cost(bool nb, u32 op, u64 p, u64 n, const struct kc_cost_link *l);
 
 const char *kc_algo_name(u32 algo);
+/* collctl's short name of algorithm id ("auto" for AUTO). */
+const char *kc_algo_label(u32 algo);
 /* The algorithm id named name (kcoll's lower-case name or "auto"), or -EINVAL. */
 int kc_algo_by_name(const char *name);
 

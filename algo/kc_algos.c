@@ -1,32 +1,109 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The table of algorithms, indexed by enum kcoll_algo.
+ * The table of algorithms.  Its order is the order of every list of them:
+ * the HCCL_ALGO parser's tokens and error text, and the table walks of
+ * the tools and tests.  Selection has its own order (auto_rank).
  */
 #include "kc_algo.h"
+#include "kc_topo.h"
 
-static const struct kc_algo_ops *const kc_algos[KCOLL_ALGO_COUNT] = {
-	[KCOLL_ALGO_MESH] = &kc_alg_mesh,
-	[KCOLL_ALGO_RING] = &kc_alg_ring,
-	[KCOLL_ALGO_RHD] = &kc_alg_rhd,
-	[KCOLL_ALGO_NHR] = &kc_alg_nhr,
-	[KCOLL_ALGO_NB] = &kc_alg_nb,
-	[KCOLL_ALGO_PAIRWISE] = &kc_alg_pairwise,
-	[KCOLL_ALGO_TREE] = &kc_alg_tree,
-	[KCOLL_ALGO_PIPELINE] = &kc_alg_pipeline,
-	[KCOLL_ALGO_AHC] = &kc_alg_ahc,
-	[KCOLL_ALGO_AHC_BROKE] = &kc_alg_ahc_broke,
+/*
+ * An algorithm is file alg_<name>.c, which defines kc_alg_<name>: declared
+ * here, and listed below where its HCCL_ALGO tokens go in the parser's list.
+ */
+KC_ALGO_DECLARE(ring);
+KC_ALGO_DECLARE(rhd);
+KC_ALGO_DECLARE(nhr);
+KC_ALGO_DECLARE(nb);
+KC_ALGO_DECLARE(ahc);
+KC_ALGO_DECLARE(ahc_broke);
+KC_ALGO_DECLARE(pipeline);
+KC_ALGO_DECLARE(pairwise);
+KC_ALGO_DECLARE(mesh);
+KC_ALGO_DECLARE(tree);
+
+const struct kc_algo_ops *const kc_algo_table[] = {
+	&kc_alg_ring,
+	&kc_alg_rhd,
+	&kc_alg_nhr,
+	&kc_alg_nb,
+	&kc_alg_ahc,
+	&kc_alg_ahc_broke,
+	&kc_alg_pipeline,
+	&kc_alg_pairwise,
+	&kc_alg_mesh,
+	&kc_alg_tree,
 };
+
+const u32 kc_algo_table_len = ARRAY_SIZE(kc_algo_table);
 
 const struct kc_algo_ops *kc_algo_get(u32 algo)
 {
-	return algo < KCOLL_ALGO_COUNT ? kc_algos[algo] : NULL;
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(kc_algo_table); i++)
+		if (kc_algo_table[i]->id == algo)
+			return kc_algo_table[i];
+	return NULL;
+}
+
+u32 kc_algo_auto_list(bool builders, u32 *ids)
+{
+	u8 rank[KCOLL_ALGO_COUNT];
+	u32 i, j, n = 0;
+
+	/* insertion by rank after every equal one: ties stay in table order */
+	for (i = 0; i < ARRAY_SIZE(kc_algo_table); i++) {
+		const struct kc_algo_ops *a = kc_algo_table[i];
+
+		if (!a->auto_rank || !a->build != !builders || n >= KCOLL_ALGO_COUNT)
+			continue;
+		for (j = n; j > 0 && rank[j - 1] > a->auto_rank; j--) {
+			rank[j] = rank[j - 1];
+			ids[j] = ids[j - 1];
+		}
+		rank[j] = a->auto_rank;
+		ids[j] = a->id;
+		n++;
+	}
+	return n;
+}
+
+void kc_algo_topo_cache(struct kc_topo *t)
+{
+	struct kc_level lv[KC_MAX_LEVELS];
+	u32 n, i, j;
+
+	memset(t->algo_cache, 0, sizeof(t->algo_cache));
+	n = kc_topo_levels(t, 0, lv);
+	for (i = 0; i < n; i++) {
+		if (!kc_topo_level_merged(t, &lv[i]))
+			continue;
+		for (j = 0; j < ARRAY_SIZE(kc_algo_table); j++) {
+			const struct kc_algo_ops *a = kc_algo_table[j];
+
+			if (a->topo_cache && a->id < KCOLL_ALGO_COUNT)
+				t->algo_cache[a->id] = a->topo_cache(t, &lv[i].g);
+		}
+	}
 }
 
 const char *kc_algo_name(u32 algo)
 {
+	const struct kc_algo_ops *a = kc_algo_get(algo);
+
 	if (algo == KCOLL_ALGO_AUTO)
 		return "auto";
-	return algo < KCOLL_ALGO_COUNT && kc_algos[algo] ? kc_algos[algo]->name : "unknown";
+	return a ? a->name : "unknown";
+}
+
+const char *kc_algo_label(u32 algo)
+{
+	const struct kc_algo_ops *a = kc_algo_get(algo);
+
+	if (!a)
+		return algo == KCOLL_ALGO_AUTO ? "auto" : "unknown";
+	return a->label ? a->label : a->hccl;
 }
 
 int kc_algo_by_name(const char *name)

@@ -66,7 +66,6 @@ void kc_b_recv_reduce(struct kc_builder *b, u32 peer, u8 buf, u64 off, u64 len);
 void kc_b_sync_send(struct kc_builder *b, u32 peer);
 void kc_b_sync_recv(struct kc_builder *b, u32 peer);
 void kc_b_copy(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 len);
-void kc_b_reduce(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 len);
 void kc_b_avg(struct kc_builder *b, u8 buf, u64 off, u64 len);
 /*
  * The one difference between mirrored phases (Scatter and Gather, or the

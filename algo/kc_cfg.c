@@ -9,6 +9,8 @@
 #include "kc_cfg.h"
 
 #define KC_CFG_WORD	32
+/* Room for the list of algorithm names in an error message. */
+#define KC_CFG_LIST	256
 
 #define KC_CFG_FORM "level0:NA;level1:<algo> or <op>=level0:NA;level1:<algo>/<op>=..."
 
@@ -38,21 +40,6 @@ static const char *const kc_cfg_ops[KC_CFG_OTHERS + 1] = {
 
 /* HCCL point-to-point keys: accepted so HCCL strings parse, no effect here. */
 static const char *const kc_cfg_p2p[] = { "send", "receive", "sendrecv", "alltoallvc" };
-
-struct kc_cfg_name {
-	const char *name;
-	u8 algo;
-};
-
-static const struct kc_cfg_name kc_cfg_algos[] = {
-	{ "NA", KCOLL_ALGO_AUTO }, { "null", KCOLL_ALGO_AUTO },
-	{ "ring", KCOLL_ALGO_RING }, { "H-D_R", KCOLL_ALGO_RHD },
-	{ "NHR", KCOLL_ALGO_NHR }, { "NB", KCOLL_ALGO_NB },
-	{ "AHC", KCOLL_ALGO_AHC }, { "AHC_BROKE", KCOLL_ALGO_AHC_BROKE },
-	{ "pipeline", KCOLL_ALGO_PIPELINE }, { "pairwise", KCOLL_ALGO_PAIRWISE },
-	{ "fullmesh", KCOLL_ALGO_MESH }, { "mesh", KCOLL_ALGO_MESH },
-	{ "tree", KCOLL_ALGO_TREE },
-};
 
 static char kc_lower(char c)
 {
@@ -130,27 +117,88 @@ static int kc_lex_next(struct kc_lex *x)
 	return 0;
 }
 
-static int kc_cfg_algo(struct kc_lex *x, u32 level, u8 *algo)
+/* Does word w name algorithm a (its HCCL token or an alias)? */
+static bool kc_cfg_names(const struct kc_algo_ops *a, const char *w)
 {
+	const char *const *al;
+
+	if (kc_ieq(w, a->hccl))
+		return true;
+	for (al = a->aliases; al && *al; al++)
+		if (kc_ieq(w, *al))
+			return true;
+	return false;
+}
+
+/* Every algorithm token, in table order, after @pos in @buf. */
+static u32 kc_cfg_tokens(char *buf, u32 len, u32 pos)
+{
+	const char *const *al;
 	u32 i;
 
-	if (x->tok != 'w')
-		return kc_lex_fail(x, x->tpos, "missing algorithm after ':'",
-				   "an algorithm (ring, H-D_R, NHR, NB, AHC, AHC_BROKE, pipeline, pairwise, fullmesh, mesh, tree, NA)");
+	for (i = 0; i < kc_algo_table_len && pos < len; i++) {
+		const struct kc_algo_ops *a = kc_algo_table[i];
+
+		pos += kc_snprintf(buf + pos, len - pos, "%s, ", a->hccl);
+		for (al = a->aliases; al && *al && pos < len; al++)
+			pos += kc_snprintf(buf + pos, len - pos, "%s, ", *al);
+	}
+	return pos;
+}
+
+/* The multi-level algorithms, in selection's order, those it never tries last. */
+static void kc_cfg_builders(char *buf, u32 len)
+{
+	u32 ids[KCOLL_ALGO_COUNT], n, i, k, pos = 0;
+
+	n = kc_algo_auto_list(true, ids);
+	for (i = 0; i < kc_algo_table_len && n < KCOLL_ALGO_COUNT; i++)
+		if (kc_algo_table[i]->build && !kc_algo_table[i]->auto_rank)
+			ids[n++] = kc_algo_table[i]->id;
+	buf[0] = '\0';
+	for (k = 0; k < n && pos < len; k++)
+		pos += kc_snprintf(buf + pos, len - pos, "%s%s",
+				   !k ? "" : k + 1 < n ? ", " : " and ", kc_algo_get(ids[k])->hccl);
+}
+
+static int kc_cfg_algo(struct kc_lex *x, u32 level, u8 *algo)
+{
+	char list[KC_CFG_LIST];
+	u32 i;
+
+	if (x->tok != 'w') {
+		i = kc_snprintf(list, sizeof(list), "an algorithm (");
+		i = kc_cfg_tokens(list, sizeof(list), i);
+		if (i < sizeof(list))
+			kc_snprintf(list + i, sizeof(list) - i, "NA)");
+		return kc_lex_fail(x, x->tpos, "missing algorithm after ':'", list);
+	}
 	if (kc_ieq(x->word, "NHR_V1"))
 		return kc_lex_fail(x, x->tpos, "NHR_V1 is not implemented by kcoll",
 				   "NHR (same semantics, log2 steps)");
-	for (i = 0; i < ARRAY_SIZE(kc_cfg_algos); i++) {
-		if (!kc_ieq(x->word, kc_cfg_algos[i].name))
-			continue;
-		*algo = kc_cfg_algos[i].algo;
-		if (level == KCOLL_LEVEL0 && kc_algo_get(*algo) && kc_algo_get(*algo)->build)
-			return kc_lex_fail(x, x->tpos, "a multi-level algorithm at level0",
-					   "pipeline, AHC and AHC_BROKE at level1 or level2");
+	if (kc_ieq(x->word, "NA") || kc_ieq(x->word, "null")) {
+		*algo = KCOLL_ALGO_AUTO;
 		return kc_lex_next(x);
 	}
-	return kc_lex_fail(x, x->tpos, "unknown algorithm",
-			   "ring, H-D_R, NHR, NB, AHC, AHC_BROKE, pipeline, pairwise, fullmesh, mesh, tree, NA or null");
+	for (i = 0; i < kc_algo_table_len; i++) {
+		const struct kc_algo_ops *a = kc_algo_table[i];
+
+		if (!kc_cfg_names(a, x->word))
+			continue;
+		*algo = (u8)a->id;
+		if (level == KCOLL_LEVEL0 && a->build) {
+			kc_cfg_builders(list, sizeof(list));
+			i = strlen(list);
+			if (i < sizeof(list))
+				kc_snprintf(list + i, sizeof(list) - i, " at level1 or level2");
+			return kc_lex_fail(x, x->tpos, "a multi-level algorithm at level0", list);
+		}
+		return kc_lex_next(x);
+	}
+	i = kc_cfg_tokens(list, sizeof(list), 0);
+	if (i < sizeof(list))
+		kc_snprintf(list + i, sizeof(list) - i, "NA or null");
+	return kc_lex_fail(x, x->tpos, "unknown algorithm", list);
 }
 
 /* levels := level ( ";" level )*  level := "levelN" ":" algo */
@@ -369,7 +417,7 @@ u32 kc_cfg_for_op(const struct kc_algo_conf *conf, u32 op, struct kc_algo_cfg *o
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
 		out->algo[l] = lv[l];
 	/* HCCL: level1 AHC governs level2 too, whatever level2 says */
-	if (lv[KCOLL_LEVEL1] == KCOLL_ALGO_AHC || lv[KCOLL_LEVEL1] == KCOLL_ALGO_AHC_BROKE)
+	if (kc_algo_get(lv[KCOLL_LEVEL1]) && kc_algo_get(lv[KCOLL_LEVEL1])->governs_level2)
 		out->algo[KCOLL_LEVEL2] = lv[KCOLL_LEVEL1];
 	memcpy(out->conf, out->algo, sizeof(out->conf));
 	for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
@@ -392,8 +440,6 @@ const char *kc_cfg_algo_token(u32 algo)
 {
 	const struct kc_algo_ops *a = kc_algo_get(algo);
 
-	if (algo == KCOLL_ALGO_MESH)
-		return "fullmesh";
 	return a ? a->hccl : "NA";
 }
 

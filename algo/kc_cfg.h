@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * HCCL_ALGO configuration strings (spec 4.1), parsed in the kernel for
- * sysfs writes and in user space for coll-sim:
+ * HCCL_ALGO configuration strings (Documentation/algorithms.md,
+ * "HCCL_ALGO"), parsed in the kernel for sysfs writes and in user space for
+ * coll-sim:
  *
  *   level0:NA;level1:H-D_R;level2:NHR                  (global)
  *   allreduce=level0:NA;level1:AHC/allgather=level1:NB  (per operation)

@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The alpha-beta-gamma cost model (spec sections 1.1, 2.1-2.11; seeds 002
- * and 003) in integer arithmetic, so the kernel can rank algorithms at
+ * The alpha-beta-gamma cost model (Documentation/algorithms.md, "How
+ * automatic selection chooses") in integer arithmetic, so the kernel can rank algorithms at
  * every submission without the FPU: times are femtoseconds (u64, up to
  * about 5 hours), beta and gamma femtoseconds per byte.  Sums and products
  * saturate at KC_COST_INF instead of wrapping.
  *
- * kc_cost_phase() is the time of one flat phase among p members; it is
- * the spec's formula where the spec has one and, where it has none (NHR
- * Reduce and Gather, tree, pairwise outside AlltoAll, barriers), the same
- * rule applied to what kcoll's generator does (documented per case in
- * kc_cost.c).  kc_cost_op() composes phases over the levels of a
- * topology as kc_hier.c does, and models the whole-operation builders
- * (Pipeline, AHC, AHC_BROKE) by their stages.
+ * Each algorithm prices its own phases (kc_algo_ops.cost, next to the
+ * steps it counts), its slow-link rule on merged levels (.slow) and, for
+ * builders, the whole operation (.cost_whole); kc_cost_phase() dispatches
+ * to them.  kc_cost_op() composes phases over the levels of a topology as
+ * kc_hier.c does.
  */
 #ifndef KC_COST_H
 #define KC_COST_H
@@ -36,7 +34,7 @@ struct kc_cost_link {
 	 * that share the port's bandwidth but pay one alpha: they overlap.
 	 * Where that holds Mesh is never dearer than Ring; where it does
 	 * not (incast, a port that serialises messages) it is far too
-	 * cheap.  So selection leaves it out (spec 3.5) unless a
+	 * cheap.  So selection leaves it out, as HCCL does, unless a
 	 * measurement has shown it holds (collctl calibrate).  Level 0
 	 * has a link per pair and ignores this.
 	 */
@@ -85,13 +83,6 @@ u64 kc_cost_resolve(const struct kc_topo *t, u32 op, u64 n, const struct kc_algo
 
 /* Bytes an operation moves, in the sense of kc_cost_phase()'s n. */
 u64 kc_cost_bytes(const struct kc_op_desc *op, u32 nranks);
-/*
- * What the model keeps in the topology (kc_topo_init*() call it): Tree
- * Broadcast's slow halves on a merged pod level (kc_topo.h).
- */
-void kc_cost_topo_cache(struct kc_topo *t);
-/* Units (ranks, or servers for planes: stride = ranks per server) of AHC group h. */
-u64 kc_cost_ahc_group(const struct kc_topo *t, u32 h, bool pods, u32 stride);
 
 /*
  * Automatic selection (kc_select.c): resolve every AUTO level of @in for
@@ -125,8 +116,73 @@ void kc_select_prepare(const struct kc_topo *t, u32 op, struct kc_algo_cfg *cfg)
  */
 bool kc_select_whole_ok(const struct kc_topo *t, const struct kc_algo_cfg *cfg, u32 algo);
 
-/* Saturating helpers, exported for the selection and the tests. */
+/* Saturating helpers, exported for the algorithms, the selection and the tests. */
 u64 kc_cost_add(u64 a, u64 b);
+u64 kc_cost_mul(u64 a, u64 b);
+/* a * alpha + (bn / bd) * n * beta + (gn / gd) * n * gamma on links l */
+u64 kc_abg(const struct kc_cost_link *l, u64 a, u64 n, u64 bn, u64 bd, u64 gn, u64 gd);
+/*
+ * Latencies of a log-step phase whose round i (1..ceil(log2 p)) sends
+ * ceil(p / 2^i) blocks that are not contiguous, one message each, with
+ * @window messages in flight per peer (0: no limit, ceil(log2 p)).
+ */
+u64 kc_cost_log_alphas(u64 p, u32 window);
+
+/* A phase's second part: none. */
+#define KC_NOOP KCOLL_OP_COUNT
+
+/* One effective level as the composition (and the slow() rules) see it. */
+struct kc_cost_lv {
+	u32 size;
+	u32 cfg;	/* configuration level */
+	u32 levels;	/* the configuration levels it stands for (struct kc_level) */
+	struct kc_cost_link link;
+	bool port;
+	/*
+	 * A level-1 group merged across unequal pods runs at level 2 (link),
+	 * but only some of its transfers cross a pod: those inside one run
+	 * on near, the level-1 link.  pods = how many pods it spans (0: not
+	 * merged).
+	 */
+	struct kc_cost_link near;
+	u32 pods;
+	const struct kc_topo *t;
+	struct kc_group g;	/* rank 0's group at this level */
+};
+
+/*
+ * Cost of phases @op1 and @op2 (KC_NOOP: none) of @algo on level @l, or
+ * of the cheapest flat algorithm for AUTO (its id in *chosen, may be NULL).
+ */
+u64 kc_cost_pick(u32 algo, u32 op1, u32 op2, u64 n, const struct kc_cost_lv *l, u32 *chosen);
+
+/* The pod of member j of group g. */
+u32 kc_cost_member_pod(const struct kc_topo *t, const struct kc_group *g, u32 j);
+
+/*
+ * How a Scatter (Gather) from member 0 sends its p - 1 blocks: down a
+ * chain (Ring), as a binomial tree to member 2^s in step s (NB), to
+ * member p - 2^s (NHR), or by recursive halving (RHD).
+ */
+enum kc_cost_shape {
+	KC_COST_CHAIN,
+	KC_COST_BINOMIAL,
+	KC_COST_BINOMIAL_DOWN,
+	KC_COST_HALVING,
+};
+
+/*
+ * Of the p - 1 blocks of a Scatter (Gather) from member 0 on merged level
+ * @l, how many cross a pod on its critical path: for the trees the root's
+ * own chain of sends, the largest subtrees first; for the chain every
+ * block past the first pod boundary.
+ */
+u64 kc_cost_scatter_slow(const struct kc_cost_lv *l, enum kc_cost_shape shape);
+/* The slow() rule of a Scatter or Gather of @shape; false for other ops. */
+bool kc_cost_spread_slow(const struct kc_cost_lv *l, u32 op, enum kc_cost_shape shape,
+			 u64 *x, u64 *d);
+/* A binomial phase on merged level @l: one slow round per pod, min(pods, L) of L. */
+void kc_cost_rounds_slow(const struct kc_cost_lv *l, u64 *x, u64 *d);
 /* floor(x * num / den) without overflow for x * num < 2^64 * den; saturates. */
 u64 kc_cost_muldiv(u64 x, u64 num, u64 den);
 

@@ -121,7 +121,21 @@ struct kc_exec_cfg {
  */
 #define KC_EXEC_F_NODATA	0x1
 
-#define KC_TAG(op_seq, seq)	(((u32)(op_seq) << 24) | ((seq) & 0xffffffu))
+/* A message tag: operation sequence number (8 bits), message sequence (24 bits). */
+#define KC_TAG_SEQ_MASK		0xffffffu
+#define KC_TAG(op_seq, seq)	(((u32)(op_seq) << 24) | ((seq) & KC_TAG_SEQ_MASK))
+
+/* The operation sequence number of @tag. */
+static inline u8 kc_tag_op_seq(u32 tag)
+{
+	return (u8)(tag >> 24);
+}
+
+/* The per-peer message sequence number of @tag. */
+static inline u32 kc_tag_msg_seq(u32 tag)
+{
+	return tag & KC_TAG_SEQ_MASK;
+}
 
 struct kc_exec_step;
 struct kc_exec_peer;

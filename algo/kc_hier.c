@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The default composition of an operation over the effective topology
- * levels, with one flat algorithm per level (spec section 1.3):
+ * levels, with one flat algorithm per level (Documentation/algorithms.md,
+ * "Levels"):
  *
  *   AllReduce      RS up the levels, AllReduce at the top, AG back down
  *   ReduceScatter  RS from the top level down (inter-server blocks stay

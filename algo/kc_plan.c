@@ -209,14 +209,6 @@ void kc_b_copy(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 l
 	kc_b_push(b, &s);
 }
 
-void kc_b_reduce(struct kc_builder *b, u8 dbuf, u64 doff, u8 sbuf, u64 soff, u64 len)
-{
-	struct kc_step s = { .kind = KC_STEP_REDUCE, .buf = dbuf, .sbuf = sbuf,
-			     .off = doff, .len = len, .soff = soff };
-
-	kc_b_push(b, &s);
-}
-
 void kc_b_avg(struct kc_builder *b, u8 buf, u64 off, u64 len)
 {
 	struct kc_step s = { .kind = KC_STEP_AVG, .buf = buf, .off = off, .len = len };

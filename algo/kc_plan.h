@@ -189,6 +189,22 @@ void kc_plan_steps_begin(const struct kc_plan *plan, const struct kc_round_it *r
 			 struct kc_step_it *it);
 bool kc_plan_step_next(const struct kc_plan *plan, struct kc_step_it *it, struct kc_step *out);
 
+/*
+ * Every expanded step of a plan, round after round: the one loop over a
+ * whole plan.  kc_plan_walk_next() writes the next step to *out, and in
+ * w->round the index of its round among the non-empty ones; false past
+ * the last step.
+ */
+struct kc_plan_walk {
+	struct kc_round_it r;
+	struct kc_step_it it;
+	u32 round;
+	bool more;	/* r is a round still to walk */
+};
+
+void kc_plan_walk_begin(const struct kc_plan *plan, struct kc_plan_walk *w);
+bool kc_plan_walk_next(const struct kc_plan *plan, struct kc_plan_walk *w, struct kc_step *out);
+
 /* Expanded steps and non-empty rounds of a plan (walks the whole plan). */
 void kc_plan_expanded_size(const struct kc_plan *plan, u64 *nsteps, u32 *nrounds);
 

@@ -7,22 +7,40 @@
  */
 #include "kc_build.h"
 
+void kc_plan_walk_begin(const struct kc_plan *plan, struct kc_plan_walk *w)
+{
+	w->round = 0;
+	w->more = kc_plan_round_first(plan, &w->r);
+	if (w->more)
+		kc_plan_steps_begin(plan, &w->r, &w->it);
+}
+
+bool kc_plan_walk_next(const struct kc_plan *plan, struct kc_plan_walk *w, struct kc_step *out)
+{
+	while (w->more) {
+		if (kc_plan_step_next(plan, &w->it, out))
+			return true;
+		w->more = kc_plan_round_next(plan, &w->r);
+		if (!w->more)
+			break;
+		kc_plan_steps_begin(plan, &w->r, &w->it);
+		w->round++;
+	}
+	return false;
+}
+
 /* Sum of the lengths of the expanded steps that send (or receive). */
 static u64 kc_plan_bytes(const struct kc_plan *plan, bool sent)
 {
-	struct kc_round_it r;
-	struct kc_step_it it;
+	struct kc_plan_walk w;
 	struct kc_step s;
 	u64 sum = 0;
-	bool more;
 
-	for (more = kc_plan_round_first(plan, &r); more; more = kc_plan_round_next(plan, &r)) {
-		kc_plan_steps_begin(plan, &r, &it);
-		while (kc_plan_step_next(plan, &it, &s))
-			if (sent ? s.kind == KC_STEP_SEND :
-			    s.kind == KC_STEP_RECV || s.kind == KC_STEP_RECV_REDUCE)
-				sum += s.len;
-	}
+	kc_plan_walk_begin(plan, &w);
+	while (kc_plan_walk_next(plan, &w, &s))
+		if (sent ? s.kind == KC_STEP_SEND :
+		    s.kind == KC_STEP_RECV || s.kind == KC_STEP_RECV_REDUCE)
+			sum += s.len;
 	return sum;
 }
 
@@ -44,10 +62,8 @@ static bool kc_step_writes(const struct kc_step *s, u8 buf)
 
 bool kc_plan_writes_buf(const struct kc_plan *plan, u8 buf)
 {
-	struct kc_round_it r;
-	struct kc_step_it it;
+	struct kc_plan_walk w;
 	struct kc_step s;
-	bool more;
 	u32 i;
 
 	/* Expanded steps keep their record's kind and buffer: no record, no step. */
@@ -56,29 +72,24 @@ bool kc_plan_writes_buf(const struct kc_plan *plan, u8 buf)
 			break;
 	if (i == plan->nsteps)
 		return false;
-	for (more = kc_plan_round_first(plan, &r); more; more = kc_plan_round_next(plan, &r)) {
-		kc_plan_steps_begin(plan, &r, &it);
-		while (kc_plan_step_next(plan, &it, &s))
-			if (kc_step_writes(&s, buf))
-				return true;
-	}
+	kc_plan_walk_begin(plan, &w);
+	while (kc_plan_walk_next(plan, &w, &s))
+		if (kc_step_writes(&s, buf))
+			return true;
 	return false;
 }
 
 void kc_plan_expanded_size(const struct kc_plan *plan, u64 *nsteps, u32 *nrounds)
 {
-	struct kc_round_it r;
-	struct kc_step_it it;
+	struct kc_plan_walk w;
 	struct kc_step s;
-	bool more;
 
 	*nsteps = 0;
 	*nrounds = 0;
-	for (more = kc_plan_round_first(plan, &r); more; more = kc_plan_round_next(plan, &r)) {
-		(*nrounds)++;
-		kc_plan_steps_begin(plan, &r, &it);
-		while (kc_plan_step_next(plan, &it, &s))
-			(*nsteps)++;
+	kc_plan_walk_begin(plan, &w);
+	while (kc_plan_walk_next(plan, &w, &s)) {
+		(*nsteps)++;
+		*nrounds = w.round + 1;
 	}
 }
 

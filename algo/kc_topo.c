@@ -3,7 +3,7 @@
  * Topology construction and the effective-level decomposition.
  */
 #include "kc_topo.h"
-#include "kc_cost.h"
+#include "kc_algo.h"
 
 void kc_topo_free(struct kc_topo *t)
 {
@@ -54,7 +54,7 @@ static void kc_topo_summarize(struct kc_topo *t)
 	t->server_size = k;
 	t->pod_servers = m;
 	t->pod_ranks = pr;
-	kc_cost_topo_cache(t);
+	kc_algo_topo_cache(t);
 }
 
 static int kc_topo_alloc(struct kc_topo *t, u32 nranks)

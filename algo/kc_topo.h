@@ -29,13 +29,11 @@ struct kc_topo {
 	u32 pod_servers;	/* servers per pod when all equal, else 0 */
 	u32 pod_ranks;		/* ranks per pod when all equal, else 0 */
 	/*
-	 * Tree Broadcast's slow halves on the merged pod level, walked once
-	 * here rather than at every selection (kc_cost_topo_cache()); 0 when
-	 * there is no such level or the walk had no memory.
+	 * Per algorithm, what its cost model's slow-link rule walked once on
+	 * the level merged across pods rather than at every selection
+	 * (kc_algo_topo_cache()); 0 when there is no such level or no memory.
 	 */
-	u32 tree_bcast_slow;
-	/* RHD's exchanges there that cross a pod: bit j at distance 2^j, bit 31 the fold */
-	u32 rhd_slow_steps;
+	u32 algo_cache[KCOLL_ALGO_COUNT];
 };
 
 /*
@@ -89,5 +87,15 @@ struct kc_level {
  * cfg_level), the level between servers.
  */
 u32 kc_topo_levels(const struct kc_topo *t, u32 rank, struct kc_level *lv);
+
+/*
+ * Is @lv a level-1 group merged across pods of unequal size?  It spans
+ * more than one pod and runs on the links between pods (level 2).
+ */
+static inline bool kc_topo_level_merged(const struct kc_topo *t, const struct kc_level *lv)
+{
+	return lv->cfg_level == KCOLL_LEVEL1 && t->npods > 1 &&
+	       (u64)lv->span * lv->g.size > t->pod_ranks;
+}
 
 #endif /* KC_TOPO_H */

@@ -422,7 +422,7 @@ void kcoll_conn_feed_early(struct kcoll_conn *conn)
 	       kc_exec_status(&op->ex) == -EINPROGRESS) {
 		struct kcoll_rx *rx = conn->early[conn->early_head];
 
-		if ((u8)(rx->tag >> 24) != op->seq)
+		if (kc_tag_op_seq(rx->tag) != op->seq)
 			break;
 		conn->early_head = (conn->early_head + 1) % conn->nrx;
 		conn->early_n--;

@@ -32,12 +32,19 @@ struct tally {
 static struct tally *tally;
 static pid_t main_pid;
 
-static const u32 all_algos[] = {
-	KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NHR, KCOLL_ALGO_NB,
-	KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE, KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC,
-	KCOLL_ALGO_AHC_BROKE,
-};
-#define NALGOS (sizeof(all_algos) / sizeof(all_algos[0]))
+/* Every algorithm of the table, in enum order (filled before the tests run). */
+static u32 all_algos[KCOLL_ALGO_COUNT];
+static u32 nalgos;
+#define NALGOS nalgos
+
+__attribute__((constructor)) static void fill_all_algos(void)
+{
+	u32 a;
+
+	for (a = 0; a < KCOLL_ALGO_COUNT; a++)
+		if (kc_algo_get(a))
+			all_algos[nalgos++] = a;
+}
 
 static bool quick(void)
 {
@@ -52,6 +59,20 @@ static bool algo_selected(u32 algo)
 	const char *only = getenv("KC_TEST_ALGO");
 
 	return !only || !*only || !strcmp(only, kc_algo_name(algo));
+}
+
+/* Under KC_TEST_ALGO, a mix of algorithms per level runs only if it names that one. */
+static bool mix_selected(const u32 *algo)
+{
+	const char *only = getenv("KC_TEST_ALGO");
+	u32 l;
+
+	if (!only || !*only)
+		return true;
+	for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
+		if (algo[l] && !strcmp(only, kc_algo_name(algo[l])))
+			return true;
+	return false;
 }
 
 static u32 rank_counts(u32 *out)
@@ -264,7 +285,8 @@ TEST_F_TIMEOUT(algo, every_dtype_and_redop_reduces_exactly, 1200)
 
 		ASSERT_EQ(0, kc_topo_init(&topo, ps[pi], NULL, NULL, NULL, 0));
 		for (ai = 0; ai < NALGOS; ai++)
-			for (oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++)
+			for (oi = 0; oi < sizeof(ops) / sizeof(ops[0]) && algo_selected(all_algos[ai]);
+			     oi++)
 				for (dt = 0; dt < KCOLL_DTYPE_COUNT; dt++)
 					for (ro = 0; ro < KCOLL_REDOP_COUNT; ro++) {
 						struct tc_case c = {
@@ -329,6 +351,8 @@ TEST_F_TIMEOUT(algo, reducescatter_in_place_keeps_the_other_blocks, 600)
 
 					if (quick() && ro != (ai + 2 * pi + sh) % KCOLL_REDOP_COUNT)
 						continue;
+					if (!algo_selected(all_algos[ai]))
+						continue;
 					set_all_levels(&c.cfg, all_algos[ai]);
 					c.cfg.pipe_bytes = 40;
 					/* on two servers: run right, or refuse */
@@ -355,6 +379,8 @@ TEST_F_TIMEOUT(algo, reducescatter_in_place_keeps_the_other_blocks, 600)
 				.chunk_bytes = 64, .window = 2,
 			};
 
+			if (!algo_selected(all_algos[ai]))
+				continue;
 			set_all_levels(&c.cfg, all_algos[ai]);
 			if (!check_case(_metadata, w, &c,
 					kc_algo_supports(kc_algo_get(all_algos[ai]),
@@ -431,6 +457,8 @@ TEST_F_TIMEOUT(algo, asymmetric_topologies_compose_exactly, 3600)
 		}
 		w = tw_create(topo.nranks);
 		for (mi = 0; mi < sizeof(mixes) / sizeof(mixes[0]); mi++) {
+			if (!mix_selected(mixes[mi]))
+				continue;
 			for (oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
 				u64 counts[] = { 1, 3 * (u64)topo.nranks + 5, 20000 };
 

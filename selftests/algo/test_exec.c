@@ -90,7 +90,7 @@ static int lb_send(void *ctx, u32 peer, u32 tag, const void *hdr, u32 hdr_len, u
 		l->len = len;
 		memcpy(l->head, m->data, m->len < KC_HDR_BYTES ? m->len : KC_HDR_BYTES);
 	}
-	if (w->corrupt_at && me->me == 0 && !(tag & 0xffffffu))
+	if (w->corrupt_at && me->me == 0 && !kc_tag_msg_seq(tag))
 		m->data[w->corrupt_at - 1] ^= 0x01;
 	to->q[(to->qhead + to->qn++) % LB_QMAX] = m;
 	return 0;

@@ -301,7 +301,7 @@ static void ref_round(const struct flat *f, u32 *round)
 
 /*
  * In-place AllReduce of count fp32 on the receive buffer, transfers only,
- * from the step rules of spec 2.1 (Mesh), 2.2 (Ring) and 2.6 (Pairwise).
+ * from the published step rules of Mesh, Ring and Pairwise.
  */
 static int reference(u32 algo, u32 p, u32 me, u64 count, struct flat *f)
 {

@@ -55,7 +55,13 @@ KVER ?= 6.1 6.12
 KC_MODULES = $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),module-6.12)
 KC_T := $(OBJDIR)/selftests/kcoll
 KC_ASYM_PODS := 1,3
-ASYM_ALGOS := auto,pipeline,ahc,ahc_broke
+# The algorithms, from the table (algo/kc_algos.c: &kc_alg_<name> for
+# alg_<name>.c), and those among them that build whole operations (.build).
+KC_ALGO_NAMES = $(shell sed -n 's/^\t&kc_alg_\([a-z0-9_]*\),$$/\1/p' algo/kc_algos.c)
+KC_ALGO_BUILDERS = $(foreach a,$(KC_ALGO_NAMES),$(if $(shell grep -l '\.build = ' algo/alg_$(a).c),$(a)))
+kc_comma := ,
+kc_space := $(subst ,, )
+ASYM_ALGOS = $(subst $(kc_space),$(kc_comma),$(strip auto $(KC_ALGO_BUILDERS)))
 KC_FAULT_TIMEOUT = 600
 KC_FAULT_RUN = $(KCOLL_VM) run -n 3 -t $(KC_FAULT_TIMEOUT) --kernel $$v --module $$ko --rmmod \
 	$(KC_FAULT_EXTRA) -e KCOLL_FAULT_EXPECT=ECONNRESET,ETIMEDOUT
@@ -105,7 +111,7 @@ check-vm-asym: $(KC_MODULES) kcoll-tests
 # sum, out of place and in place, on 4 VMs of 1.5 GiB (~3-4 min per
 # algorithm on 6.1; split with BIG_ALGOS=auto,ring,... to keep each run
 # short).  Operations get a 10-minute timeout.
-BIG_ALGOS ?= auto,ring,rhd,nhr,nb,mesh,pairwise,tree,pipeline,ahc,ahc_broke
+BIG_ALGOS ?= $(subst $(kc_space),$(kc_comma),auto $(KC_ALGO_NAMES))
 .PHONY: check-vm-big
 check-vm-big: $(KC_MODULES) kcoll-tests
 	@set -e; for v in $(KVER); do \

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Cost conformance: the simulated time of kcoll's plans on a flat
- * communicator equals the spec's formula (algorithms-reference.md 2.1-2.6,
- * seed 003 for RHD), transcribed here in double independently of
+ * communicator equals the published formula (Documentation/algorithms.md,
+ * "The algorithms"), transcribed here in double independently of
  * algo/kc_cost.c; and the bytes every rank sends and receives are what
  * the algorithm moves.  The simulator runs in conformance mode: one
  * message per step and rendezvous, so the steps of a plan do not overlap.
@@ -38,7 +38,7 @@ static u32 flog2(u32 p)
 	return 31 - __builtin_clz(p);
 }
 
-/* The spec's time of op on p ranks, n bytes; NO_FORMULA where it has none. */
+/* The published time of op on p ranks, n bytes; NO_FORMULA where there is none. */
 static double formula(u32 algo, u32 op, u32 p, double n)
 {
 	double q = (double)(p - 1) / p, L = clog2(p);
@@ -82,7 +82,7 @@ static double formula(u32 algo, u32 op, u32 p, double n)
 		break;
 	case KCOLL_ALGO_NB:	/* NB's formulas are NHR's ... */
 	case KCOLL_ALGO_NHR:
-		/* ... but BroadcastNBBinary (spec 2.5): p == 2 or under 64 KiB */
+		/* ... but BroadcastNBBinary: p == 2 or under 64 KiB */
 		if (algo == KCOLL_ALGO_NB && op == KCOLL_OP_BROADCAST && (p == 2 || n < 65536))
 			return L * (A + n * B);
 		switch (op) {
@@ -430,9 +430,8 @@ static double run_pods(u32 algo, const u32 *pods, u32 npods, double conv, u32 op
 }
 
 /*
- * AHC (seed 002, NB inside) and Pipeline (spec 2.8) against their
- * formulas; the table goes into the closing note.  Exact where the
- * formula describes kcoll's plan: Pipeline AllGather.  Within 2% where
+ * AHC (NB inside) and Pipeline against their formulas; the table goes
+ * into the closing note.  Exact where the formula describes kcoll's plan: Pipeline AllGather.  Within 2% where
  * one group size divides the other (AHC): the smaller group's cards run
  * the inter Ring once per segment, L/m segments instead of one.  Coprime
  * sizes and AHC_BROKE are logged only: segments run one after the other

@@ -152,7 +152,7 @@ TEST(partly_crossing_phases_on_merged_levels_track_the_simulator)
 
 /*
  * The topology walks Tree's Broadcast and RHD's exchanges once
- * (kc_cost_topo_cache()): the tree walk is 0.2-0.4 ms at 4096 members,
+ * (kc_algo_topo_cache()): the tree walk is 0.2-0.4 ms at 4096 members,
  * and selection runs at every submission.  The cached walk prices exactly
  * as a fresh one, and only a topology with a merged level has them.
  */
@@ -171,18 +171,18 @@ TEST(topology_caches_the_tree_walk_of_its_merged_level)
 
 		cm.conv_q8 = 4 * 256;
 		ASSERT_EQ(0, kc_topo_init_pods(&t, c->npods, c->pods, c->k));
-		EXPECT_NE(0, t.tree_bcast_slow);
-		EXPECT_NE(0, t.rhd_slow_steps);
+		EXPECT_NE(0, t.algo_cache[KCOLL_ALGO_TREE]);
+		EXPECT_NE(0, t.algo_cache[KCOLL_ALGO_RHD]);
 		cached = kc_cost_op(&t, KCOLL_OP_BROADCAST, 16 << 20, &cfg, &cm);
-		t.tree_bcast_slow = 0;	/* as if init had no memory: walk again */
+		t.algo_cache[KCOLL_ALGO_TREE] = 0;	/* as if init had no memory: walk again */
 		fresh = kc_cost_op(&t, KCOLL_OP_BROADCAST, 16 << 20, &cfg, &cm);
 		EXPECT_EQ(fresh, cached);
 		kc_topo_free(&t);
 	}
 	for (ci = 0; ci < ARRAY_SIZE(flat); ci++) {
 		ASSERT_EQ(0, kc_topo_init_pods(&t, flat[ci].npods, flat[ci].pods, flat[ci].k));
-		EXPECT_EQ(0, t.tree_bcast_slow);
-		EXPECT_EQ(0, t.rhd_slow_steps);
+		EXPECT_EQ(0, t.algo_cache[KCOLL_ALGO_TREE]);
+		EXPECT_EQ(0, t.algo_cache[KCOLL_ALGO_RHD]);
 		kc_topo_free(&t);
 	}
 }

@@ -141,11 +141,23 @@ TEST(alltoall_model_equals_simulator)
 	}
 }
 
+/*
+ * The flat algorithms selection may run between servers, from the table:
+ * by default Mesh is not chosen there (HCCL has no fullmesh between servers).
+ */
+static u32 level1_candidates(u32 *ids)
+{
+	u32 all[KCOLL_ALGO_COUNT], n = kc_algo_auto_list(false, all), i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (!kc_algo_get(all[i])->auto_port_measured)
+			ids[k++] = all[i];
+	return k;
+}
+
 TEST(selection_is_the_cheapest_candidate_and_resolves_every_level)
 {
-	/* level1 candidates: by default mesh is not chosen between servers (spec 3.5) */
-	static const u32 flat[] = { KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NHR,
-				    KCOLL_ALGO_NB, KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE };
+	u32 flat[KCOLL_ALGO_COUNT], nflat = level1_candidates(flat);
 	static const u64 sizes[] = { 8, 4096, 1 << 20, 1 << 28 };
 	struct kc_algo_cfg in = { .pipe_bytes = 0 }, out;
 	struct kc_topo t;
@@ -163,7 +175,7 @@ TEST(selection_is_the_cheapest_candidate_and_resolves_every_level)
 		/* a whole-operation builder stands for every level */
 		for (l = 0; l < nl && !kc_algo_get(out.algo[KCOLL_LEVEL1])->build; l++)
 			EXPECT_NE(KCOLL_ALGO_AUTO, out.algo[lv[l].cfg_level]);
-		for (i = 0; i < ARRAY_SIZE(flat); i++) {
+		for (i = 0; i < nflat; i++) {
 			struct kc_algo_cfg c = in;
 
 			c.algo[KCOLL_LEVEL1] = flat[i];
@@ -291,9 +303,7 @@ TEST(asymmetric_pods_select_ahc_where_it_wins)
 /* A small slice of the bench-select grid, so regressions fail `check`. */
 TEST(selection_regret_within_5_percent_on_a_small_grid)
 {
-	/* level1 candidates (HCCL has no fullmesh between servers) */
-	static const u32 flat[] = { KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NHR, KCOLL_ALGO_NB,
-				    KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE };
+	u32 flat[KCOLL_ALGO_COUNT], nflat = level1_candidates(flat);
 	static const u64 sizes[] = { 8, 1024, 65536, 4 << 20, 64 << 20 };
 	static const u32 ps[] = { 3, 8, 12 };
 	struct sim_model m = model(5e-6, 4e-11, 1e-11, 1);
@@ -313,7 +323,7 @@ TEST(selection_regret_within_5_percent_on_a_small_grid)
 
 			kc_select_cfg(&t, &d, &in, &cm, &out);
 			ta = simulate(&t, &d, &out, &m);
-			for (a = 0; a < ARRAY_SIZE(flat); a++) {
+			for (a = 0; a < nflat; a++) {
 				struct kc_algo_cfg c = in;
 				double x;
 

@@ -8,7 +8,7 @@
  * deepest level is thin, and for Reduce the longer of two reduction
  * paths.  Two link models, one where bandwidth dominates the reductions
  * and one where the reductions dominate, so both paths get checked.
- * The spec has no formula for Tree (NCCL's, spec 5.1), so this test, not
+ * There is no published formula for Tree (NCCL's), so this test, not
  * test_conformance, holds it.
  */
 /* The harness's macros expand to functions without prototypes and compare mixed signs. */

@@ -126,11 +126,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	static const u32 flat[] = { KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_RHD,
-				    KCOLL_ALGO_NHR, KCOLL_ALGO_NB, KCOLL_ALGO_PAIRWISE,
-				    KCOLL_ALGO_TREE };
-	static const u32 whole[] = { KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC, KCOLL_ALGO_AHC_BROKE };
-	u32 op = KCOLL_OP_ALLREDUCE, ti, i, factor = 8, nworst = 0;
+	u32 ids[KCOLL_ALGO_COUNT], nids = 0, op = KCOLL_OP_ALLREDUCE, ti, i, factor = 8;
+	u32 nworst = 0;
 	u64 maxb = 1ull << 30, nsim = 0, npruned = 0;
 	struct worst worst[8] = { { 0 } };
 	const char *only = NULL;
@@ -174,6 +171,13 @@ int main(int argc, char **argv)
 	if (factor < 2)
 		factor = 2;
 	barrier = op == KCOLL_OP_BARRIER;
+	/* the candidates: flat algorithms, then builders, each in enum order */
+	for (i = 0; i < 2 * KCOLL_ALGO_COUNT; i++) {
+		const struct kc_algo_ops *a = kc_algo_get(i % KCOLL_ALGO_COUNT);
+
+		if (a && !a->build == (i < KCOLL_ALGO_COUNT))
+			ids[nids++] = a->id;
+	}
 	printf("# bench-select: %s fp32, conformance mode; level0 alpha 1us beta 1/50GB/s,"
 	       " levels 1-2 alpha 5us beta 1/25GB/s, gamma 1/100GB/s\n", kc_op_name(op));
 	printf("# every applicable algorithm is simulated unless its lower bound (sum over\n"
@@ -202,7 +206,7 @@ int main(int argc, char **argv)
 			struct kc_algo_cfg in = { .pipe_bytes = 0 }, ac, bc = { .pipe_bytes = 0 };
 			struct kc_level lv[KC_MAX_LEVELS];
 			u32 nl = kc_topo_levels(&t, 0, lv), top = lv[nl - 1].cfg_level, nc = 0, per = 0;
-			struct cand cands[ARRAY_SIZE(flat) + ARRAY_SIZE(whole)];
+			struct cand cands[KCOLL_ALGO_COUNT];
 			char la[64], lb[64], pruned[512] = "";
 			size_t plen = 0;
 			double ta, tb, r;
@@ -227,17 +231,18 @@ int main(int argc, char **argv)
 			}
 			tb = ta;
 			bc = ac;
-			for (i = 0; i < ARRAY_SIZE(flat) + ARRAY_SIZE(whole); i++) {
+			for (i = 0; i < nids; i++) {
+				const struct kc_algo_ops *a = kc_algo_get(ids[i]);
 				struct kc_algo_cfg cc = in;
 
-				if (i < ARRAY_SIZE(flat)) {
-					if (flat[i] == KCOLL_ALGO_MESH && top != KCOLL_LEVEL0)
+				if (!a->build) {
+					if (a->auto_port_measured && top != KCOLL_LEVEL0)
 						continue;	/* not a level1/2 algorithm */
-					cc.algo[top] = flat[i];
+					cc.algo[top] = ids[i];
 				} else {
 					if (t.nservers < 2)
 						continue;
-					cc.algo[KCOLL_LEVEL1] = whole[i - ARRAY_SIZE(flat)];
+					cc.algo[KCOLL_LEVEL1] = ids[i];
 				}
 				if (sim_op_lower_bound(&t, &d, &cc, &m, &cands[nc].lb))
 					continue;	/* cannot build: not applicable */

@@ -57,10 +57,6 @@ static const char *const tunables[] = {
 #define NTUN (sizeof(tunables) / sizeof(tunables[0]))
 
 static const char *const feat_names[] = { "eventfd", "userptr", "ipv6", "alltoallv" };
-static const char *const algo_names[KCOLL_ALGO_COUNT] = {
-	"auto", "mesh", "ring", "H-D_R", "NHR", "NB", "pairwise", "tree", "pipeline", "AHC",
-	"AHC_BROKE",
-};
 static const char *const level_names[KCOLL_LEVEL_COUNT] = { "level0", "level1", "level2" };
 
 struct ctl {
@@ -181,7 +177,7 @@ static json_object *mask_names(uint32_t mask, const char *(*name)(int), int n)
 static const char *op_n(int i) { return coll_op_name(i); }
 static const char *dt_n(int i) { return coll_dtype_name(i); }
 static const char *ro_n(int i) { return coll_redop_name(i); }
-static const char *al_n(int i) { return algo_names[i]; }
+static const char *al_n(int i) { return kc_algo_label((u32)i); }
 
 static void print_mask(const char *label, uint32_t mask, const char *(*name)(int), int n)
 {

@@ -81,19 +81,15 @@ static bool mesh_admitted(const struct kc_topo *t, const struct kc_cost_model *m
 static void weigh_candidates(struct cc_explain *x, const struct kc_topo *t,
 			     const struct kc_algo_cfg *cfg, const struct kc_cost_model *m, u64 n)
 {
-	static const u32 flat[] = {
-		KCOLL_ALGO_MESH, KCOLL_ALGO_NHR, KCOLL_ALGO_RING, KCOLL_ALGO_RHD, KCOLL_ALGO_NB,
-		KCOLL_ALGO_PAIRWISE, KCOLL_ALGO_TREE,
-	};
-	static const u32 whole[] = { KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC, KCOLL_ALGO_AHC_BROKE };
-	u32 i, l;
+	u32 flat[KCOLL_ALGO_COUNT], whole[KCOLL_ALGO_COUNT], i, l;
+	u32 nflat = kc_algo_auto_list(false, flat), nwhole = kc_algo_auto_list(true, whole);
 
-	for (i = 0; i < ARRAY_SIZE(flat); i++) {
+	for (i = 0; i < nflat; i++) {
 		struct kc_algo_cfg c = *cfg;
 		char name[48];
 
 		/* as kc_cost_pick(): Mesh between servers only where admitted */
-		if (flat[i] == KCOLL_ALGO_MESH && !mesh_admitted(t, m))
+		if (kc_algo_get(flat[i])->auto_port_measured && !mesh_admitted(t, m))
 			continue;
 		for (l = 0; l < KCOLL_LEVEL_COUNT; l++)
 			if (c.algo[l] == KCOLL_ALGO_AUTO)
@@ -102,7 +98,7 @@ static void weigh_candidates(struct cc_explain *x, const struct kc_topo *t,
 			 kc_cfg_algo_token(flat[i]));
 		add_alt(x, t, n, &c, m, name);
 	}
-	for (i = 0; i < ARRAY_SIZE(whole); i++) {
+	for (i = 0; i < nwhole; i++) {
 		struct kc_algo_cfg c = *cfg;
 
 		if (cfg->algo[KCOLL_LEVEL1] != KCOLL_ALGO_AUTO ||

@@ -606,35 +606,39 @@ static int table_row(struct ctx *x, u64 bytes, json_object *arr)
 	return 0;
 }
 
-/* Candidates of --all-algos: every flat algorithm at the top level, builders. */
+/*
+ * Candidates of --all-algos: every flat algorithm at the top level, then
+ * the builders, each in enum order.
+ */
 static u32 candidates(const struct ctx *x, u32 op, struct kc_algo_cfg *c, const char **name)
 {
-	static const u32 flat[] = { KCOLL_ALGO_MESH, KCOLL_ALGO_RING, KCOLL_ALGO_RHD,
-				    KCOLL_ALGO_NHR, KCOLL_ALGO_NB, KCOLL_ALGO_PAIRWISE,
-				    KCOLL_ALGO_TREE };
-	static const u32 whole[] = { KCOLL_ALGO_PIPELINE, KCOLL_ALGO_AHC, KCOLL_ALGO_AHC_BROKE };
 	struct kc_level lv[KC_MAX_LEVELS];
-	u32 nl = kc_topo_levels(&x->t, 0, lv), n = 0, i, top;
+	u32 nl = kc_topo_levels(&x->t, 0, lv), n = 0, id, top;
+	const struct kc_algo_ops *a;
 
 	top = nl ? lv[nl - 1].cfg_level : KCOLL_LEVEL0;
-	for (i = 0; i < ARRAY_SIZE(flat); i++) {
-		if (flat[i] == KCOLL_ALGO_MESH && top != KCOLL_LEVEL0)
+	for (id = 0; id < KCOLL_ALGO_COUNT; id++) {
+		a = kc_algo_get(id);
+		if (!a || a->build)
+			continue;
+		if (a->auto_port_measured && top != KCOLL_LEVEL0)
 			continue;	/* HCCL: no fullmesh between servers */
 		memset(&c[n], 0, sizeof(c[n]));
-		c[n].algo[top] = flat[i];
-		name[n++] = kc_algo_name(flat[i]);
+		c[n].algo[top] = id;
+		name[n++] = a->name;
 	}
-	for (i = 0; i < ARRAY_SIZE(whole) && x->t.nservers > 1; i++) {
-		if (!kc_algo_supports(kc_algo_get(whole[i]), op))
+	for (id = 0; id < KCOLL_ALGO_COUNT && x->t.nservers > 1; id++) {
+		a = kc_algo_get(id);
+		if (!a || !a->build || !kc_algo_supports(a, op))
 			continue;
 		memset(&c[n], 0, sizeof(c[n]));
-		c[n].algo[KCOLL_LEVEL1] = whole[i];
-		name[n++] = kc_algo_name(whole[i]);
+		c[n].algo[KCOLL_LEVEL1] = id;
+		name[n++] = a->name;
 	}
 	return n;
 }
 
-#define MAXC 16
+#define MAXC (2 * KCOLL_ALGO_COUNT)
 
 static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
 {

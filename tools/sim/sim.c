@@ -446,12 +446,10 @@ static bool rv_is_recv(const struct kc_step *st)
  */
 static int rv_init(struct sim_rv *rv, const struct kc_plan *p)
 {
-	u32 np = p->npeers, i, r, *fill;
-	struct kc_round_it ri;
-	struct kc_step_it it;
+	u32 np = p->npeers, i, *fill;
+	struct kc_plan_walk w;
 	struct kc_step st;
 	u64 nrecv = 0;
-	bool more;
 
 	rv->peer_rank = malloc(((size_t)np * 4 + 1) * sizeof(u32));
 	if (!rv->peer_rank)
@@ -473,13 +471,11 @@ static int rv_init(struct sim_rv *rv, const struct kc_plan *p)
 		rv->peer_idx[j] = i;
 	}
 	memset(rv->off, 0, ((size_t)np + 1) * sizeof(u32));
-	for (more = kc_plan_round_first(p, &ri); more; more = kc_plan_round_next(p, &ri)) {
-		kc_plan_steps_begin(p, &ri, &it);
-		while (kc_plan_step_next(p, &it, &st)) {
-			if (rv_is_recv(&st)) {
-				rv->off[st.peer + 1]++;
-				nrecv++;
-			}
+	kc_plan_walk_begin(p, &w);
+	while (kc_plan_walk_next(p, &w, &st)) {
+		if (rv_is_recv(&st)) {
+			rv->off[st.peer + 1]++;
+			nrecv++;
 		}
 	}
 	rv->round = malloc((size_t)(nrecv + 1) * sizeof(u32));
@@ -490,13 +486,10 @@ static int rv_init(struct sim_rv *rv, const struct kc_plan *p)
 	fill = calloc(np ? np : 1, sizeof(u32));
 	if (!fill)
 		return -ENOMEM;
-	r = 0;
-	for (more = kc_plan_round_first(p, &ri); more; more = kc_plan_round_next(p, &ri), r++) {
-		kc_plan_steps_begin(p, &ri, &it);
-		while (kc_plan_step_next(p, &it, &st))
-			if (rv_is_recv(&st))
-				rv->round[rv->off[st.peer] + fill[st.peer]++] = r;
-	}
+	kc_plan_walk_begin(p, &w);
+	while (kc_plan_walk_next(p, &w, &st))
+		if (rv_is_recv(&st))
+			rv->round[rv->off[st.peer] + fill[st.peer]++] = w.round;
 	free(fill);
 	return 0;
 }
@@ -524,7 +517,7 @@ static u32 rv_peer(const struct sim_rank *rk, u32 src)
 static bool rv_ready(const struct sim_rank *rk, const struct sim_msg *msg)
 {
 	const struct sim_rv *rv = &rk->rv;
-	u32 lo = rv_peer(rk, msg->rsrc), k = msg->tag & 0xffffffu, need;
+	u32 lo = rv_peer(rk, msg->rsrc), k = kc_tag_msg_seq(msg->tag), need;
 
 	if (lo == U32_MAX)
 		return true;	/* not expected: let the executor report it */
@@ -647,7 +640,7 @@ static int sim_deliver(struct sim *s, struct sim_rank *rk, struct sim_msg *msg)
 	u32 pi = rv_peer(rk, msg->rsrc), i;
 	int st;
 
-	if (pi != U32_MAX && (msg->tag & 0xffffffu) != (rv->expect[pi] & 0xffffffu)) {
+	if (pi != U32_MAX && kc_tag_msg_seq(msg->tag) != kc_tag_msg_seq(rv->expect[pi])) {
 		struct sim_msg **w = sim_grow(rv->early, &rv->capearly, sizeof(*w),
 					      rv->nearly + 1);
 
@@ -670,7 +663,7 @@ static int sim_deliver(struct sim *s, struct sim_rank *rk, struct sim_msg *msg)
 			return st;
 		for (i = 0; i < rv->nearly; i++)
 			if (rv->early[i]->rsrc == src &&
-			    (rv->early[i]->tag & 0xffffffu) == (rv->expect[pi] & 0xffffffu))
+			    kc_tag_msg_seq(rv->early[i]->tag) == kc_tag_msg_seq(rv->expect[pi]))
 				break;
 		if (i == rv->nearly)
 			return st;
@@ -876,12 +869,6 @@ static void sim_free(struct sim *s)
 	free(s->res);
 	free(s->pairs);
 	free(s->dirty);
-}
-
-int sim_run(const struct kc_topo *t, struct kc_plan *const *plans, const struct sim_model *m,
-	    const struct kc_exec_cfg *ec, struct sim_result *res)
-{
-	return sim_run_period(t, plans, t->nranks, m, ec, res);
 }
 
 int sim_run_period(const struct kc_topo *t, struct kc_plan *const *plans, u32 period,

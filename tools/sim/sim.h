@@ -64,17 +64,13 @@ struct sim_result {
 };
 
 /*
- * Run plans[0..t->nranks) on the model.  ec gives chunk size and window
- * (conformance: one message per step, see sim_conformance_cfg()).
- * Returns 0 (result in *res) or a negative errno.
- */
-int sim_run(const struct kc_topo *t, struct kc_plan *const *plans, const struct sim_model *m,
-	    const struct kc_exec_cfg *ec, struct sim_result *res);
-
-/*
- * The same for a topology and plans that repeat with period P (a
- * divisor of t->nranks): moving every rank by P maps servers onto
- * servers and pods onto pods (sim_symmetry_period()), and the plan of
+ * Run plans on the model.  ec gives chunk size and window (conformance:
+ * one message per step, see sim_conformance_cfg()).  Returns 0 (result
+ * in *res) or a negative errno.
+ *
+ * The topology and plans may repeat with period P (a divisor of
+ * t->nranks; t->nranks: no repeat): moving every rank by P maps servers
+ * onto servers and pods onto pods (sim_symmetry_period()), and the plan of
  * rank r is the plan of r mod P with every peer moved by the same number
  * of periods (sim_plan_moved()).  Only plans[0..P) are given and run;
  * the result is that of the full run.  The caller checks the premise.
@@ -117,7 +113,7 @@ int sim_op_lower_bound(const struct kc_topo *t, const struct kc_op_desc *op,
 
 /*
  * Executor settings without chunk pipelining: one message per plan step,
- * and a window (0: computed by sim_run) that never holds a step back.
+ * and a window (0: computed by sim_run_period) that never holds a step back.
  */
 struct kc_exec_cfg sim_conformance_cfg(void);
 

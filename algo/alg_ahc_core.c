@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The engine of AHC and AHC_BROKE (spec 2.9, 2.10; seed 002).
+ * The engine of AHC and AHC_BROKE (Documentation/algorithms.md).
  *
  * Groups: the pods when there are several, else the servers.  When there
  * are several pods and every server has k > 1 ranks, a level0 stage runs
@@ -46,7 +46,8 @@
  * costs O(G + steps + segments * classes) plus the size of a class per
  * change of its card; regular shapes (and one-rank groups) have none.
  */
-#include "kc_ahc.h"
+#include "alg_ahc_core.h"
+#include "kc_cost.h"
 
 /* First member of group h as a unit (rank, or server for planes); h <= G. */
 static u32 ahc_first(const struct kc_ahc *a, u32 h)
@@ -151,8 +152,8 @@ static int ahc_init(struct kc_ahc *a, struct kc_builder *b, const struct kc_coll
 	a->c = c;
 	a->s = s;
 	a->stride = 1;
-	a->intra = &kc_alg_nhr;
-	a->inter = &kc_alg_ring;
+	a->intra = kc_algo_get(KCOLL_ALGO_NHR);
+	a->inter = kc_algo_get(KCOLL_ALGO_RING);
 	if (t->npods > 1 && t->server_size > 1) {
 		a->mode = KC_AHC_PLANES;
 		a->ngroups = t->npods;
@@ -167,7 +168,7 @@ static int ahc_init(struct kc_ahc *a, struct kc_builder *b, const struct kc_coll
 		a->l0 = kc_algo_get(a->l0id);
 		if (!a->l0 || a->l0->build) {
 			a->l0id = KCOLL_ALGO_MESH;
-			a->l0 = &kc_alg_mesh;
+			a->l0 = kc_algo_get(KCOLL_ALGO_MESH);
 		}
 		a->l0g.size = t->server_size;
 		a->l0g.me = a->local;
@@ -630,7 +631,7 @@ static int ahc_op_allreduce(struct kc_ahc *a)
 	return a->l0->rs(b, &a->l0g, &l) ?: ahc_allreduce(a, &x) ?: a->l0->ag(b, &a->l0g, &l);
 }
 
-/* Top-down (spec 1.3): AHC among the planes first, then inside servers. */
+/* Top-down, as HCCL: AHC among the planes first, then inside servers. */
 static int ahc_op_reducescatter(struct kc_ahc *a)
 {
 	struct kc_layout l;
@@ -773,4 +774,288 @@ int kc_ahc_build(struct kc_builder *b, const struct kc_coll_ctx *c, const struct
 out:
 	kc_free(a.cls);
 	return ret;
+}
+
+/* ------------------------------------------------------- cost model */
+
+/*
+ * AHC's cost, as alg_ahc_core.c builds it: NHR inside the groups, a Ring phase
+ * among the G logical same-index cards of every segment, segment after
+ * segment.  A member of a group of m owns n/m of the exchanged region and
+ * about T/m segments, T the distinct block boundaries of all groups
+ * (inclusion-exclusion over up to 3 distinct sizes; their sum beyond).
+ * AHC_BROKE: blocks of n/m_min, one segment, larger groups' extra members
+ * idle in the inter stage.
+ */
+/*
+ * Blocks of n/m on the critical path of NHR's ReduceScatter (and of its
+ * mirror, the AllGather) over s members of which only 0..m-1 own one,
+ * AHC_BROKE's cut in a group larger than the smallest (m).  In step k,
+ * h = 2^k, a member sends the slices at distances h, 3h, 5h, ... < s
+ * below it; the busiest one sends as many of [0, m) as a window of m
+ * consecutive members holds of those points on the circle of s, which
+ * are 2h apart but across the wrap.  s - 1 when m = s, the even case.
+ * It equals a count over every member for all s < 200, and against the
+ * simulator it replaces, for AllReduce, a charge of (s - 1)/s n that was
+ * up to 34% low (3+9 one-rank pods) and, for Broadcast and Reduce, a rule
+ * of thumb, m + ceil(log2 s) - 2 blocks, up to 10% high (4+8).
+ */
+static u64 kc_cost_nhr_uneven(u64 s, u64 m)
+{
+	u64 v = 0, h, n, gap, k;
+
+	if (m >= s)
+		return s - 1;	/* every distance 1..s-1 is h times an odd number once */
+	for (h = 1; h < s; h <<= 1) {
+		n = (s - 1 + h) / (2 * h);
+		gap = s - 2 * h * (n - 1);	/* from the last point, h + 2h(n-1), round to h */
+		k = (m - 1) / (2 * h) + 1;
+		if (n >= 2 && gap <= m - 1)
+			k = kc_max_u64(k, (m - 1 - gap) / (2 * h) + 2);
+		v += kc_min_u64(n, k);
+	}
+	return v;
+}
+
+/* Units (ranks, or servers for planes) of AHC group h (alg_ahc_core.h). */
+u64 kc_ahc_units(const struct kc_topo *t, u32 h, bool pods, u32 stride)
+{
+	u64 s = pods ? t->server_first[t->pod_first[h + 1]] - t->server_first[t->pod_first[h]] :
+		kc_topo_server_size(t, h);
+
+	return s / stride;
+}
+
+/*
+ * Intra phases a member of a group of s runs for ReduceScatter and
+ * AllGather: one per group's region (AHC), or ceil(m_h / s) windows of
+ * per-rank blocks per region of m_h blocks (AHC_BROKE), each followed by
+ * that many inter-group Ring phases, one per block it owns.
+ */
+static u64 kc_cost_ahc_windows(const struct kc_topo *t, u32 algo, u64 s, u32 G, bool pods,
+			       u32 stride)
+{
+	u64 w = 0;
+	u32 h;
+
+	if (algo != KCOLL_ALGO_AHC_BROKE)
+		return G;
+	for (h = 0; h < G; h++)
+		w += (kc_ahc_units(t, h, pods, stride) + s - 1) / s;
+	return w;
+}
+
+/*
+ * AHC_BROKE's ReduceScatter and AllGather deal each group's region, m_h
+ * blocks of n / units, to the s members of every group in windows of s:
+ * a member of a group of s moves s - 1 blocks in NHR's phases over a full
+ * window and kc_cost_nhr_uneven(s, w) over a last one of w.  Charged
+ * (s - 1)/s n as one even cut, and the inter Ring (G - 1)/mmin n where
+ * member 0 of the smallest group owns ceil(m_h / mmin) blocks of every
+ * region, both were 17% low on 2+3 pods.
+ */
+static u64 kc_cost_broke_rsag_blocks(const struct kc_topo *t, u64 s, u32 G, bool pods,
+				     u32 stride)
+{
+	u64 b = 0, mh;
+	u32 h;
+
+	for (h = 0; h < G; h++) {
+		mh = kc_ahc_units(t, h, pods, stride);
+		b += mh / s * (s - 1);
+		if (mh % s)
+			b += kc_cost_nhr_uneven(s, mh % s);
+	}
+	return b;
+}
+
+u64 kc_ahc_cost(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo, u32 op, u64 n,
+		const u32 *l0algo)
+{
+	u32 sz[3] = { 0 }, nsz = 0, G, h, i, stride = 1, intra_lv, inter_lv;
+	struct kc_cost_link in, x;
+	u64 T, c = 0, worst_in = 0, worst_x = 0, sum = 0, mmin = U32_MAX, s0, root_in = 0;
+	u64 g = 0, units = 0, wmin;
+	bool pods = t->npods > 1, planes = pods && t->server_size > 1;
+	bool broke = algo == KCOLL_ALGO_AHC_BROKE;
+	bool rooted = op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE;
+	bool around = rooted || op == KCOLL_OP_ALLREDUCE;
+
+	if (!(op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_REDUCESCATTER ||
+	      op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST || op == KCOLL_OP_REDUCE))
+		return KC_COST_INF;
+	G = pods ? t->npods : t->nservers;
+	if (G < 2)
+		return KC_COST_INF;
+	if (planes) {
+		struct kc_cost_lv l0 = { .size = t->server_size, .cfg = KCOLL_LEVEL0,
+					 .link = kc_cost_level_link(m, KCOLL_LEVEL0) };
+
+		/* the stage inside servers that alg_ahc_core.c puts around the planes */
+		u32 down = op == KCOLL_OP_ALLGATHER ? KCOLL_OP_ALLGATHER :
+			   op == KCOLL_OP_BROADCAST ? KCOLL_OP_SCATTER : KCOLL_OP_REDUCESCATTER;
+		u32 up = op == KCOLL_OP_ALLREDUCE || op == KCOLL_OP_BROADCAST ? KCOLL_OP_ALLGATHER :
+			 op == KCOLL_OP_REDUCE ? KCOLL_OP_GATHER : KC_NOOP;
+
+		stride = t->server_size;
+		if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) {
+			/*
+			 * HCCL: RS among the planes first, AG last, on all
+			 * n, so a server's blocks stay contiguous; inside the
+			 * server only its own n / S.  Priced as AllReduce's
+			 * order (n / k among the planes) it was half the
+			 * simulator on 8+16 x8.
+			 */
+			c = kc_cost_pick(*l0algo, op, KC_NOOP, n / t->nservers, &l0, NULL);
+		} else {
+			c = kc_cost_pick(*l0algo, down, up, n, &l0, NULL);
+			n /= stride;
+		}
+	}
+	intra_lv = pods ? KCOLL_LEVEL1 : KCOLL_LEVEL0;
+	inter_lv = pods ? KCOLL_LEVEL2 : KCOLL_LEVEL1;
+	s0 = kc_ahc_units(t, 0, pods, stride);
+	in = kc_cost_level_link(m, intra_lv);
+	x = kc_cost_level_link(m, inter_lv);
+	for (h = 0; h < G; h++) {
+		u64 s = kc_ahc_units(t, h, pods, stride);
+
+		mmin = kc_min_u64(mmin, s);
+		g = kc_gcd(g, s);
+		units += s;
+		for (i = 0; i < nsz && sz[i] != s; i++)
+			;
+		if (i == nsz) {
+			if (nsz < ARRAY_SIZE(sz))
+				sz[nsz] = (u32)s;
+			nsz++;
+			sum += s;
+		}
+	}
+	if (nsz == 1)
+		T = sz[0];
+	else if (nsz == 2)
+		T = (u64)sz[0] + sz[1] - kc_gcd(sz[0], sz[1]);
+	else if (nsz == 3)
+		T = (u64)sz[0] + sz[1] + sz[2] - kc_gcd(sz[0], sz[1]) - kc_gcd(sz[0], sz[2]) -
+		    kc_gcd(sz[1], sz[2]) + kc_gcd(kc_gcd(sz[0], sz[1]), sz[2]);
+	else
+		T = sum;
+	wmin = kc_cost_ahc_windows(t, algo, mmin, G, pods, stride);
+	for (h = 0; h < nsz && h < ARRAY_SIZE(sz); h++) {
+		/* n / own: the bytes of one inter-stage chain (see below) */
+		u64 s = sz[h], own = broke ? mmin : around ? g : s;
+		u64 seg = broke ? 1 : (T + s - 1) / s;
+		u64 win = 1, xa = seg * (G - 1), ci, cx, bn, bd, ag;
+		u64 red = op == KCOLL_OP_ALLGATHER || op == KCOLL_OP_BROADCAST ? 0 : 1;
+
+		if (op == KCOLL_OP_REDUCESCATTER || op == KCOLL_OP_ALLGATHER) {
+			win = kc_cost_ahc_windows(t, algo, s, G, pods, stride);
+			/*
+			 * AHC_BROKE: one inter Ring phase per block owned,
+			 * each G - 1 hops long, one after the other: they
+			 * overlap but for the first one's hops.  AHC: the
+			 * same in each of the G group regions, one after the
+			 * other, each cut by every group alike: T / s
+			 * segments in each.
+			 */
+			if (broke)
+				xa = win + G - 2;
+			else
+				xa = G * (seg + G - 2);
+		}
+		bn = s - 1;
+		bd = s;
+		if (broke && around) {
+			/* only mmin members hold a block, n / mmin */
+			bn = kc_cost_nhr_uneven(s, mmin);
+			bd = mmin;
+		} else if (broke) {
+			bn = kc_cost_broke_rsag_blocks(t, s, G, pods, stride);
+			bd = units;
+		}
+		ci = kc_abg(&in, win * kc_cost_log_alphas(s, in.window), n, bn, bd, red * bn, bd);
+		/*
+		 * The scatter (gather) runs in the root's group: root 0's, no
+		 * reduction; AllReduce's AllGather in every group, no
+		 * reduction either (charging it the RS's put AllReduce
+		 * 8-10% above the simulator at 64 MiB).
+		 */
+		ag = kc_abg(&in, kc_cost_log_alphas(s, in.window), n, bn, bd, 0, 1);
+		if (s == s0)
+			root_in = ag;
+		if (op == KCOLL_OP_ALLREDUCE)
+			ci = kc_cost_add(ci, ag);
+		/*
+		 * AHC's inter stage: every card walks its segments in order
+		 * and a segment waits for all of its G cards, so groups of
+		 * coprime sizes chain every segment of the region one after
+		 * the other; the chain breaks only where every group has a
+		 * block boundary, every n / gcd of the sizes.  Simulated for
+		 * 2..4 groups of 2..16: AllReduce is exactly the Ring's
+		 * 2 (G-1)/G of n / gcd; Broadcast and Reduce overlap the
+		 * rounds of consecutive segments only in part, 1, 11/6 and
+		 * 2.31 times n / gcd for G = 2, 3, 4, which
+		 * 2 (G-1)/G + (G-2)/(G-1) gives within 6%.
+		 */
+		if (op == KCOLL_OP_ALLREDUCE)
+			cx = kc_abg(&x, seg * 2 * (G - 1), n, 2 * (G - 1), (u64)G * own,
+				    G - 1, (u64)G * own);
+		else if (!broke && rooted)
+			cx = kc_abg(&x, xa, n, 2 * (G - 1) * (G - 1) + (u64)G * (G - 2),
+				    (u64)G * (G - 1) * own, red * (G - 1), own);
+		else if (broke && !rooted)
+			cx = kc_abg(&x, xa, n, (G - 1) * wmin, units, red * (G - 1) * wmin, units);
+		else
+			cx = kc_abg(&x, xa, n, G - 1, own, red * (G - 1), own);
+		worst_in = kc_max_u64(worst_in, ci);
+		worst_x = kc_max_u64(worst_x, cx);
+	}
+	/*
+	 * AllReduce, Broadcast, Reduce run an intra stage on both sides
+	 * (AllReduce's are both in ci); the rooted one (scatter, gather)
+	 * only in the root's group.
+	 */
+	if (rooted)
+		worst_in = kc_cost_add(worst_in, root_in);
+	return kc_cost_add(c, kc_cost_add(worst_in, worst_x));
+}
+
+/*
+ * May selection rank @algo (AHC or AHC_BROKE) for @op on @t by
+ * kc_ahc_cost()?  Always for AllReduce, Broadcast and Reduce.  For
+ * ReduceScatter and AllGather only where the model holds: AHC on two
+ * pods, the smaller dividing the larger, with every cut of a region exact;
+ * AHC_BROKE on two groups, or more whose sizes divide the largest
+ * (Documentation/algorithms.md, "How automatic selection chooses").
+ */
+bool kc_ahc_auto_ok(const struct kc_topo *t, const struct kc_op_desc *op, u32 algo)
+{
+	bool pods = t->npods > 1;
+	u32 g, ng = pods ? t->npods : t->nservers, big = 0, sz, all = 0;
+	/* on pods a unit is a server, k ranks: the planes' AHC moves k counts per unit */
+	u32 k = pods ? t->server_size : 1;
+	u64 count;
+
+	if (op->op == KCOLL_OP_ALLREDUCE || op->op == KCOLL_OP_BROADCAST ||
+	    op->op == KCOLL_OP_REDUCE)
+		return true;
+	if (!k || (algo == KCOLL_ALGO_AHC && t->npods != 2))
+		return false;
+	count = op->count * k;
+	for (g = 0; g < ng; g++) {
+		sz = (u32)kc_ahc_units(t, g, pods, k);
+		big = sz > big ? sz : big;
+		all = (u32)kc_gcd(all, sz);
+	}
+	for (g = 0; g < ng; g++) {
+		sz = (u32)kc_ahc_units(t, g, pods, k);
+		/* AHC_BROKE: exact on any two groups, on more where sizes divide */
+		if (!sz || (big % sz && (algo == KCOLL_ALGO_AHC || ng > 2)))
+			return false;
+		/* AHC: every cut exact (the largest size is their LCM) */
+		if (algo == KCOLL_ALGO_AHC && (count % big) * all % big)
+			return false;
+	}
+	return true;
 }

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What AHC and AHC_BROKE (spec 2.9, 2.10; seed 002) share: the grouping of
+ * What AHC and AHC_BROKE (Documentation/algorithms.md) share: the grouping of
  * the ranks, the "logical same-index cards" that carry the inter-group
  * stage, and the running of the inner phases (intra-group NHR, inter-group
  * Ring, HCOMM's defaults).  The two algorithms differ only in how the
  * members of a group cut a region into their blocks (struct kc_ahc_cut,
- * filled by the scheme's cut()); the engine in kc_ahc.c does the rest.
+ * filled by the scheme's cut()); the engine in alg_ahc_core.c does the rest,
+ * and prices both.  The family shares the alg_ahc prefix so it lists
+ * together: alg_ahc.c, alg_ahc_broke.c and this engine, which is no
+ * algorithm of its own (no table entry).
  */
-#ifndef KC_AHC_H
-#define KC_AHC_H
+#ifndef ALG_AHC_CORE_H
+#define ALG_AHC_CORE_H
 
 #include "kc_coll.h"
 
@@ -94,4 +97,12 @@ struct kc_ahc_scheme {
 /* The whole-operation builder of both algorithms. */
 int kc_ahc_build(struct kc_builder *b, const struct kc_coll_ctx *c, const struct kc_ahc_scheme *s);
 
-#endif /* KC_AHC_H */
+/* Units (ranks, or servers for planes: stride = ranks per server) of AHC group h. */
+u64 kc_ahc_units(const struct kc_topo *t, u32 h, bool pods, u32 stride);
+/* kc_algo_ops.cost_whole of AHC and AHC_BROKE (@algo). */
+u64 kc_ahc_cost(const struct kc_topo *t, const struct kc_cost_model *m, u32 algo, u32 op, u64 n,
+		const u32 *l0algo);
+/* kc_algo_ops.auto_ok of AHC and AHC_BROKE: where their model holds. */
+bool kc_ahc_auto_ok(const struct kc_topo *t, const struct kc_op_desc *op, u32 algo);
+
+#endif /* ALG_AHC_CORE_H */
