@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # libcoll-mpi in the virtual cluster (make check-vm-mpi): on every node of
-# tools/kcoll-vm, kcoll.ko loaded.  Node 0 runs selftests/mpi/mpi_coll_test
+# tools/vm/kcoll-vm, kcoll.ko loaded.  Node 0 runs selftests/mpi/mpi_coll_test
 # over Open MPI and over MPICH on all nodes (KCOLL_RANKS_PER_NODE ranks
 # each, TCP between them, daemons started through dropbear:
 # tools/bench/rsh.sh and sshd-setup.sh), without and with the preload;

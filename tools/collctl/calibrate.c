@@ -21,7 +21,7 @@
  * Groups of one level run one after the other; a rank outside a group
  * waits in the next communicator's set-up (hence the long connect timeout).
  * A peer's request for the next communicator that reaches this rank's
- * previous one is refused by the module and retried (kcoll_rdma.c).
+ * previous one is refused by the module and retried (kmod/kcoll_connect.c).
  */
 #include <errno.h>
 #include <getopt.h>
