@@ -13,12 +13,24 @@
 /* Defaults: 1 us / 50 GB/s inside a server, 5 us / 25 GB/s between, 10 GB/s reduce. */
 const struct kc_cost_model kc_cost_default = {
 	.lv = {
-		[KCOLL_LEVEL0] = { .alpha = 1000000000ull, .beta = 20000, .gamma = 100000 },
-		[KCOLL_LEVEL1] = { .alpha = 5000000000ull, .beta = 40000, .gamma = 100000 },
-		[KCOLL_LEVEL2] = { .alpha = 5000000000ull, .beta = 40000, .gamma = 100000 },
+		[KCOLL_LEVEL0] = {
+			.alpha = KC_COST_NS_FS(KC_COST_DEF_L0_ALPHA_NS),
+			.beta = KC_COST_GBPS_FS(KC_COST_DEF_L0_GBPS),
+			.gamma = KC_COST_GBPS_FS(KC_COST_DEF_REDUCE_GBPS),
+		},
+		[KCOLL_LEVEL1] = {
+			.alpha = KC_COST_NS_FS(KC_COST_DEF_L12_ALPHA_NS),
+			.beta = KC_COST_GBPS_FS(KC_COST_DEF_L12_GBPS),
+			.gamma = KC_COST_GBPS_FS(KC_COST_DEF_REDUCE_GBPS),
+		},
+		[KCOLL_LEVEL2] = {
+			.alpha = KC_COST_NS_FS(KC_COST_DEF_L12_ALPHA_NS),
+			.beta = KC_COST_GBPS_FS(KC_COST_DEF_L12_GBPS),
+			.gamma = KC_COST_GBPS_FS(KC_COST_DEF_REDUCE_GBPS),
+		},
 	},
-	.conv_q8 = 256,
-	.window = 8,
+	.conv_q8 = KC_COST_DEF_CONV_PCT * 256 / 100,
+	.window = KC_COST_DEF_WINDOW,
 };
 
 u64 kc_cost_add(u64 a, u64 b)

@@ -51,7 +51,24 @@ struct kc_cost_model {
 	u32 window;
 };
 
-/* The model used when a configuration names none. */
+/*
+ * The model used when a configuration names none, defined here once in the
+ * units operators set it in: kcoll.ko's tunables take these as their
+ * defaults (kmod/kcoll_tunables.h), kc_cost_default converts them.  Plain
+ * literals: the module's parameter descriptions print them.
+ */
+#define KC_COST_DEF_L0_ALPHA_NS		1000
+#define KC_COST_DEF_L0_GBPS		400
+#define KC_COST_DEF_L12_ALPHA_NS	5000
+#define KC_COST_DEF_L12_GBPS		200
+#define KC_COST_DEF_REDUCE_GBPS		80
+#define KC_COST_DEF_CONV_PCT		100
+#define KC_COST_DEF_WINDOW		8
+
+/* ns to fs; Gbit/s to fs per byte (exact for the defaults above) */
+#define KC_COST_NS_FS(ns)		((u64)(ns) * 1000000ull)
+#define KC_COST_GBPS_FS(gbps)		(8000000ull / (gbps))
+
 extern const struct kc_cost_model kc_cost_default;
 
 /*

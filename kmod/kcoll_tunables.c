@@ -374,8 +374,8 @@ u64 kcoll_user_max_bytes(void)
 }
 
 /*
- * The default link tunables must describe algo/'s kc_cost_default, so
- * that a module left at its defaults plans as coll-sim and collctl do.
+ * The defaults come from algo/ (KC_COST_DEF_*); check that converted to
+ * the cost model they are exactly kc_cost_default.
  */
 static int kcoll_tunables_check_model(const struct kcoll_tunables *def)
 {

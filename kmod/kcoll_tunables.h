@@ -17,40 +17,47 @@
  * stops where "default N)" follows; a string's is whole.
  *
  * The link model (levelN_*) is what automatic selection ranks algorithms
- * on; at its defaults it must be algo/'s kc_cost_default
- * (kcoll_tunables_check_model()).
+ * on; its defaults and the window (slots) are algo/'s (KC_COST_DEF_* in
+ * kc_cost.h), so that a module left at its defaults plans as coll-sim and
+ * collctl do; kcoll_tunables_check_model() checks the conversion at load.
  */
 KCOLL_TUNABLE(chunk_bytes, u32, chunk_bytes, kcoll_check_chunk, 65536,
 	      "message size in bytes, multiple of 8, 4096..30 pages (122880 with 4 KiB pages; ");
-KCOLL_TUNABLE(slots, u32, slots, kcoll_check_slots, 8,
+KCOLL_TUNABLE(slots, u32, slots, kcoll_check_slots, KC_COST_DEF_WINDOW,
 	      "receive slots per peer = send window, 1..64 (");
 KCOLL_TUNABLE(timeout_ms, u32, timeout_ms, kcoll_check_timeout, 30000,
 	      "operation timeout in ms, 10..3600000 (");
 KCOLL_TUNABLE(connect_timeout_ms, u32, connect_timeout_ms, kcoll_check_timeout, 30000,
 	      "connection set-up timeout in ms (");
-KCOLL_TUNABLE(level0_alpha_ns, u32, link[KCOLL_LEVEL0].alpha_ns, kcoll_check_alpha, 1000,
+KCOLL_TUNABLE(level0_alpha_ns, u32, link[KCOLL_LEVEL0].alpha_ns, kcoll_check_alpha,
+	      KC_COST_DEF_L0_ALPHA_NS,
 	      "level-0 (in-server) latency in ns, 0..10000000 (");
-KCOLL_TUNABLE(level0_gbps, gbit, link[KCOLL_LEVEL0].mbps, kcoll_check_mbps, 400,
+KCOLL_TUNABLE(level0_gbps, gbit, link[KCOLL_LEVEL0].mbps, kcoll_check_mbps, KC_COST_DEF_L0_GBPS,
 	      "level-0 link bandwidth in Gbit/s, 0.001..1000000, three decimals (");
-KCOLL_TUNABLE(level0_reduce_gbps, gbit, link[KCOLL_LEVEL0].reduce_mbps, kcoll_check_mbps, 80,
+KCOLL_TUNABLE(level0_reduce_gbps, gbit, link[KCOLL_LEVEL0].reduce_mbps, kcoll_check_mbps,
+	      KC_COST_DEF_REDUCE_GBPS,
 	      "level-0 reduction throughput in Gbit/s (");
-KCOLL_TUNABLE(level1_alpha_ns, u32, link[KCOLL_LEVEL1].alpha_ns, kcoll_check_alpha, 5000,
+KCOLL_TUNABLE(level1_alpha_ns, u32, link[KCOLL_LEVEL1].alpha_ns, kcoll_check_alpha,
+	      KC_COST_DEF_L12_ALPHA_NS,
 	      "level-1 (between servers) latency in ns (");
-KCOLL_TUNABLE(level1_gbps, gbit, link[KCOLL_LEVEL1].mbps, kcoll_check_mbps, 200,
+KCOLL_TUNABLE(level1_gbps, gbit, link[KCOLL_LEVEL1].mbps, kcoll_check_mbps, KC_COST_DEF_L12_GBPS,
 	      "level-1 link bandwidth in Gbit/s (");
-KCOLL_TUNABLE(level1_reduce_gbps, gbit, link[KCOLL_LEVEL1].reduce_mbps, kcoll_check_mbps, 80,
+KCOLL_TUNABLE(level1_reduce_gbps, gbit, link[KCOLL_LEVEL1].reduce_mbps, kcoll_check_mbps,
+	      KC_COST_DEF_REDUCE_GBPS,
 	      "level-1 reduction throughput in Gbit/s (");
-KCOLL_TUNABLE(level2_alpha_ns, u32, link[KCOLL_LEVEL2].alpha_ns, kcoll_check_alpha, 5000,
+KCOLL_TUNABLE(level2_alpha_ns, u32, link[KCOLL_LEVEL2].alpha_ns, kcoll_check_alpha,
+	      KC_COST_DEF_L12_ALPHA_NS,
 	      "level-2 (between super pods) latency in ns (");
-KCOLL_TUNABLE(level2_gbps, gbit, link[KCOLL_LEVEL2].mbps, kcoll_check_mbps, 200,
+KCOLL_TUNABLE(level2_gbps, gbit, link[KCOLL_LEVEL2].mbps, kcoll_check_mbps, KC_COST_DEF_L12_GBPS,
 	      "level-2 link bandwidth in Gbit/s (");
-KCOLL_TUNABLE(level2_reduce_gbps, gbit, link[KCOLL_LEVEL2].reduce_mbps, kcoll_check_mbps, 80,
+KCOLL_TUNABLE(level2_reduce_gbps, gbit, link[KCOLL_LEVEL2].reduce_mbps, kcoll_check_mbps,
+	      KC_COST_DEF_REDUCE_GBPS,
 	      "level-2 reduction throughput in Gbit/s (");
 KCOLL_TUNABLE(level1_auto_mesh, u32, link[KCOLL_LEVEL1].auto_mesh, kcoll_check_bool, 0,
 	      "1: automatic selection may run Mesh between servers, set where measured to pay (");
 KCOLL_TUNABLE(level2_auto_mesh, u32, link[KCOLL_LEVEL2].auto_mesh, kcoll_check_bool, 0,
 	      "1: automatic selection may run Mesh between super pods (");
-KCOLL_TUNABLE(level2_conv_pct, u32, conv_pct, kcoll_check_conv, 100,
+KCOLL_TUNABLE(level2_conv_pct, u32, conv_pct, kcoll_check_conv, KC_COST_DEF_CONV_PCT,
 	      "level-2 convergence ratio C in percent, 100..100000 (");
 KCOLL_TUNABLE(user_max_bytes, u64, user_max_bytes, NULL, 1073741824,
 	      "kernel memory in bytes one user's communicators may take together, worst case; 0: no limit (");
