@@ -49,7 +49,7 @@ const struct kc_algo_ops *kc_algo_get(u32 algo)
 
 u32 kc_algo_auto_list(bool builders, u32 *ids)
 {
-	u8 rank[KCOLL_ALGO_COUNT];
+	u8 rank[KCOLL_ALGO_COUNT] = {};
 	u32 i, j, n = 0;
 
 	/* insertion by rank after every equal one: ties stay in table order */
