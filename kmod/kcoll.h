@@ -76,6 +76,7 @@ struct kcoll_tunables {
 	u32 slots;
 	u32 timeout_ms;
 	u32 connect_timeout_ms;
+	u32 listen_port;
 	char algo[KCOLL_ALGO_STR_MAX];
 	struct kcoll_algo_sel sel;
 	struct kcoll_link_tun link[KCOLL_LEVEL_COUNT];
@@ -261,10 +262,38 @@ int kcoll_conns_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
 /* kcoll_connect.c: connect the full mesh (the creator's thread). */
 int kcoll_conns_connect(struct kcoll_comm *comm);
 
-/* kcoll_listen.c: the listener; destroy and look-up with comm->conn_lock held. */
-int kcoll_listen_create(struct kcoll_comm *comm);
-void kcoll_listen_destroy(struct kcoll_comm *comm);
-bool kcoll_listen_on(const struct kcoll_comm *comm, struct ib_device *ibdev);
+/*
+ * kcoll_listen.c: the node's listeners, one per network namespace and
+ * port, and the table of communicators they hand requests to.  Attach
+ * in the creator's context; detach with comm->conn_lock held.
+ */
+struct kcoll_listener;
+
+/* Refusals no communicator can be charged with, per namespace. */
+struct kcoll_net_stats {
+	atomic64_t refused_unknown;	/* no such id and rank (yet) */
+	atomic64_t refused_stale;	/* the id was destroyed */
+	atomic64_t refused_bad;		/* not a kcoll request of this version */
+	atomic64_t dup_ids;		/* creations refused: id and rank exist */
+};
+
+/* The namespace's totals (port 0) or one listener, for observers. */
+struct kcoll_listen_info {
+	u16 port;
+	u16 family;			/* AF_INET, AF_INET6; 0 for the totals */
+	u32 users;			/* communicators attached (totals: registered) */
+	u64 refused_unknown;
+	u64 refused_stale;
+	u64 refused_bad;
+	u64 dup_ids;
+};
+
+int kcoll_listen_init(void);
+void kcoll_listen_exit(void);
+int kcoll_listen_attach(struct kcoll_comm *comm, bool port_given);
+void kcoll_listen_detach(struct kcoll_comm *comm);
+int kcoll_listen_report(struct net *net,
+			int (*fill)(const struct kcoll_listen_info *li, void *arg), void *arg);
 
 /* kcoll_fault.c: fault_abandon_connects, for the tests. */
 bool kcoll_fault_abandon_armed(void);
@@ -272,6 +301,7 @@ bool kcoll_fault_abandon(void);
 
 /* ----------------------------------------------------------- membership */
 
+void kcoll_auth_name(struct kcoll_comm *comm, const u8 uid[KCOLL_UID_BYTES]);
 int kcoll_auth_init(struct kcoll_comm *comm, const u8 *secret, u32 len);
 void kcoll_auth_free(struct kcoll_comm *comm);
 void kcoll_auth_nonce(u8 nonce[KCOLL_NONCE_BYTES]);
@@ -376,9 +406,17 @@ struct kcoll_comm {
 	u32 connect_timeout_ms;
 	struct eventfd_ctx *efd;
 
+	/* naming: the node's listener finds it by (unique_id, rank) in net */
+	u8 unique_id[KCOLL_UID_BYTES];
+	bool uid_given;			/* the caller's id, not the table's digest */
+	struct net *net;		/* the creator's network namespace, held */
+	struct hlist_node net_node;	/* kcoll_net.comms, while attached */
+	bool attached;
+	bool connected;			/* its creation succeeded */
+	struct kcoll_listener *listener;	/* NULL for the highest rank */
+
 	/* set-up and tear-down of connections (process context only) */
 	struct mutex conn_lock;
-	struct rdma_cm_id *listen_id;
 	struct kcoll_conn *conns;	/* [nranks], conns[rank] unused */
 	wait_queue_head_t conn_wq;
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Membership: only the ranks of a job may join its communicator.
+ * Membership: only the ranks of a job may join its communicator, and the
+ * communicator's name (its 128-bit id, which the wire carries in the clear).
  *
  * A communicator created with a secret proves every connection both ways
  * (uapi/linux/kcoll_wire.h): each side sends a fresh nonce and answers the
  * other's with HMAC-SHA256 keyed with the secret, over both nonces, both
- * ranks, the parameters and a digest of the rank table.  The secret never
+ * ranks, the parameters, the id and a digest of the rank table.  The secret never
  * travels; a recorded handshake answers nonces nobody asks again.
  *
  * Without a secret the only check is the peer's address: a request is
@@ -44,6 +45,18 @@ static void kcoll_table_digest(const struct kcoll_comm *comm, u8 out[SHA256_DIGE
 	sha256_final(&st, out);
 }
 
+/*
+ * Name the communicator: @uid when the caller gives one (not all zero),
+ * else the first bytes of its rank table's digest, which every rank
+ * computes alike.
+ */
+void kcoll_auth_name(struct kcoll_comm *comm, const u8 uid[KCOLL_UID_BYTES])
+{
+	kcoll_table_digest(comm, comm->table_digest);
+	comm->uid_given = !!memchr_inv(uid, 0, KCOLL_UID_BYTES);
+	memcpy(comm->unique_id, comm->uid_given ? uid : comm->table_digest, KCOLL_UID_BYTES);
+}
+
 /* Key the communicator with @secret; without one it stays unauthenticated. */
 int kcoll_auth_init(struct kcoll_comm *comm, const u8 *secret, u32 len)
 {
@@ -65,7 +78,6 @@ int kcoll_auth_init(struct kcoll_comm *comm, const u8 *secret, u32 len)
 		return ret;
 	}
 	comm->auth_tfm = tfm;
-	kcoll_table_digest(comm, comm->table_digest);
 	return 0;
 }
 
@@ -98,6 +110,7 @@ int kcoll_auth_mac(const struct kcoll_conn *conn, u8 role, u8 mac[KCOLL_MAC_BYTE
 	in.nranks = cpu_to_le32(comm->nranks);
 	in.chunk_bytes = cpu_to_le32(comm->chunk_bytes);
 	in.slots = cpu_to_le32(comm->slots);
+	memcpy(in.uid, comm->unique_id, sizeof(in.uid));
 	memcpy(in.table, comm->table_digest, sizeof(in.table));
 	memcpy(in.nonce_active, conn->nonce_active, KCOLL_NONCE_BYTES);
 	memcpy(in.nonce_passive, conn->nonce_passive, KCOLL_NONCE_BYTES);

@@ -34,10 +34,12 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
+#include <linux/nsproxy.h>
 #include <linux/ktime.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <net/net_namespace.h>
 
 #include "kcoll.h"
 #include "kcoll_compat.h"
@@ -439,19 +441,22 @@ void kcoll_comm_abort(struct kcoll_comm *comm)
 
 /* ------------------------------------------------------ create, destroy */
 
-static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
+/* @r as a socket address; port 0 is the module's @listen_port. */
+static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i, u32 listen_port,
 				  struct sockaddr_storage *ss)
 {
+	u32 port = r->port ? r->port : listen_port;
+
 	memset(ss, 0, sizeof(*ss));
-	if (!r->port || r->port > 65535) {
-		kcoll_info_rl("rank %u: port %u out of range 1..65535\n", i, r->port);
+	if (r->port > 65535) {
+		kcoll_info_rl("rank %u: port %u out of range 0..65535\n", i, r->port);
 		return -EINVAL;
 	}
 	if (r->family == KCOLL_AF_INET) {
 		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
 
 		sin->sin_family = AF_INET;
-		sin->sin_port = htons(r->port);
+		sin->sin_port = htons(port);
 		memcpy(&sin->sin_addr, r->addr, 4);
 		return 0;
 	}
@@ -459,7 +464,7 @@ static int kcoll_rank_to_sockaddr(const struct kcoll_rank *r, u32 i,
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 
 		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(r->port);
+		sin6->sin6_port = htons(port);
 		memcpy(&sin6->sin6_addr, r->addr, 16);
 		return 0;
 	}
@@ -496,6 +501,8 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 static void kcoll_comm_free(struct kcoll_comm *comm)
 {
 	kcoll_auth_free(comm);
+	if (comm->net)
+		put_net(comm->net);
 	kcoll_comm_uncharge(comm);
 	if (comm->topo.server_of)
 		kc_topo_free(&comm->topo);
@@ -579,7 +586,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 		goto err_free;
 	}
 	for (i = 0; i < comm->nranks; i++) {
-		ret = kcoll_rank_to_sockaddr(&ranks[i], i, &comm->addrs[i]);
+		ret = kcoll_rank_to_sockaddr(&ranks[i], i, tun->listen_port, &comm->addrs[i]);
 		if (ret)
 			goto err_free;
 		comm->conns[i].comm = comm;
@@ -600,16 +607,18 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 		}
 	}
 	comm->id = atomic64_inc_return(&kcoll_comm_ids);
+	kcoll_auth_name(comm, arg->uid);
 	ret = kcoll_auth_init(comm, secret, arg->secret_len);
 	if (ret)
 		goto err_free;
 
-	/* Higher ranks connect to us; the highest has nobody to accept. */
-	if (comm->rank + 1 < comm->nranks) {
-		ret = kcoll_listen_create(comm);
-		if (ret)
-			goto err_free;
-	}
+	/* Last: from here on the node's listener hands it requests. */
+	comm->net = get_net(current->nsproxy->net_ns);
+	mutex_lock(&comm->conn_lock);
+	ret = kcoll_listen_attach(comm, ranks[comm->rank].port != 0);
+	mutex_unlock(&comm->conn_lock);
+	if (ret)
+		goto err_free;
 	mutex_lock(&kcoll_comms_lock);
 	list_add_tail(&comm->node, &kcoll_comms);
 	mutex_unlock(&kcoll_comms_lock);
@@ -636,6 +645,7 @@ int kcoll_comm_connect(struct kcoll_comm *comm)
 		if (ret)
 			return ret;
 	}
+	comm->connected = true;
 	pr_debug("comm %llu: rank %u of %u up\n", comm->id, comm->rank, comm->nranks);
 	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_NEW);
 	return 0;

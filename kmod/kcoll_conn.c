@@ -155,16 +155,21 @@ u32 kcoll_cm_flags(const struct kcoll_comm *comm)
 	return comm->auth_tfm ? KCOLL_CM_F_AUTH : 0;
 }
 
-static void kcoll_hello_fill(const struct kcoll_comm *comm, struct kcoll_cm_req *r, u8 *nonce)
+/* Our side of the handshake to rank @dst (struct kcoll_cm_req); draws @nonce. */
+static void kcoll_hello_fill(const struct kcoll_comm *comm, u32 dst, struct kcoll_cm_req *r,
+			     u8 *nonce)
 {
 	memset(r, 0, sizeof(*r));
 	r->magic = cpu_to_le32(KCOLL_CM_MAGIC);
-	r->version = cpu_to_le32(KCOLL_CM_VERSION);
+	r->version = KCOLL_CM_VERSION;
+	r->len = sizeof(*r);
+	r->slots = comm->slots;
+	r->flags = kcoll_cm_flags(comm);
+	memcpy(r->uid, comm->unique_id, sizeof(r->uid));
 	r->rank = cpu_to_le32(comm->rank);
+	r->dst = cpu_to_le32(dst);
 	r->nranks = cpu_to_le32(comm->nranks);
 	r->chunk_bytes = cpu_to_le32(comm->chunk_bytes);
-	r->slots = cpu_to_le32(comm->slots);
-	r->flags = cpu_to_le32(kcoll_cm_flags(comm));
 	kcoll_auth_nonce(nonce);
 	memcpy(r->nonce, nonce, sizeof(r->nonce));
 }
@@ -172,7 +177,7 @@ static void kcoll_hello_fill(const struct kcoll_comm *comm, struct kcoll_cm_req 
 static int kcoll_rep_fill(struct kcoll_conn *conn, struct kcoll_cm_rep *r)
 {
 	memset(r, 0, sizeof(*r));
-	kcoll_hello_fill(conn->comm, &r->hello, conn->nonce_passive);
+	kcoll_hello_fill(conn->comm, conn->peer, &r->hello, conn->nonce_passive);
 	return conn->comm->auth_tfm ? kcoll_auth_mac(conn, 'P', r->mac) : 0;
 }
 
@@ -263,13 +268,12 @@ static int kcoll_conn_accepted(struct kcoll_conn *conn, struct rdma_cm_id *id,
 	struct kcoll_comm *comm = conn->comm;
 
 	if (!r || ev->param.conn.private_data_len < sizeof(*r) ||
-	    le32_to_cpu(h->magic) != KCOLL_CM_MAGIC ||
-	    le32_to_cpu(h->version) != KCOLL_CM_VERSION ||
-	    le32_to_cpu(h->rank) != conn->peer ||
+	    le32_to_cpu(h->magic) != KCOLL_CM_MAGIC || h->version != KCOLL_CM_VERSION ||
+	    h->len != sizeof(*h) || memcmp(h->uid, comm->unique_id, sizeof(h->uid)) ||
+	    le32_to_cpu(h->rank) != conn->peer || le32_to_cpu(h->dst) != comm->rank ||
 	    le32_to_cpu(h->nranks) != comm->nranks ||
 	    le32_to_cpu(h->chunk_bytes) != comm->chunk_bytes ||
-	    le32_to_cpu(h->slots) != comm->slots ||
-	    le32_to_cpu(h->flags) != kcoll_cm_flags(comm)) {
+	    h->slots != comm->slots || h->flags != kcoll_cm_flags(comm)) {
 		kcoll_auth_refused(comm, conn->peer, kcoll_conn_peer_addr(id),
 				   "its accept does not match this communicator");
 		return -ECONNREFUSED;
@@ -283,6 +287,25 @@ static int kcoll_conn_accepted(struct kcoll_conn *conn, struct rdma_cm_id *id,
 		return -EKEYREJECTED;
 	}
 	return kcoll_conn_send_proof(conn);
+}
+
+/*
+ * Why the peer's node refused us (struct kcoll_cm_rej): ESTALE (its
+ * communicator of this id was destroyed) ends the creation; everything
+ * else, ENOENT above all (not created there yet), is retried as the
+ * refusal it always was.
+ */
+static int kcoll_conn_reject_err(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	const struct kcoll_cm_rej *rej;
+	u8 len = 0;
+
+	rej = rdma_consumer_reject_data(id, ev, &len);
+	if (rej && len >= sizeof(*rej) && le32_to_cpu(rej->magic) == KCOLL_CM_MAGIC &&
+	    le32_to_cpu(rej->version) == KCOLL_CM_VERSION &&
+	    le32_to_cpu(rej->err) == ESTALE)
+		return -ESTALE;
+	return -ECONNREFUSED;
 }
 
 static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -307,7 +330,7 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			kcoll_conn_set(conn, KCOLL_CONN_FAILED, ret);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		kcoll_hello_fill(comm, &req, conn->nonce_active);
+		kcoll_hello_fill(comm, conn->peer, &req, conn->nonce_active);
 		kcoll_conn_param(&param, &req, sizeof(req));
 		ret = rdma_connect_locked(id, &param);
 		if (!ret && kcoll_fault_abandon_attempt(conn))
@@ -331,7 +354,7 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNREFUSED);
+		kcoll_conn_set(conn, KCOLL_CONN_FAILED, kcoll_conn_reject_err(id, ev));
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNRESET);
@@ -380,7 +403,7 @@ int kcoll_conn_start(struct kcoll_conn *conn)
 	struct rdma_cm_id *id;
 	int ret;
 
-	id = rdma_create_id(&init_net, kcoll_conn_handler, conn, RDMA_PS_TCP, IB_QPT_RC);
+	id = rdma_create_id(comm->net, kcoll_conn_handler, conn, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	conn->cm_id = id;
@@ -492,7 +515,7 @@ void kcoll_conns_stop(struct kcoll_comm *comm)
 	u32 i;
 
 	mutex_lock(&comm->conn_lock);
-	kcoll_listen_destroy(comm);
+	kcoll_listen_detach(comm);
 	for (i = 0; i < comm->nranks; i++)
 		kcoll_conn_stop(&comm->conns[i]);
 	mutex_unlock(&comm->conn_lock);
@@ -525,7 +548,7 @@ void kcoll_conns_destroy(struct kcoll_comm *comm)
 	u32 i;
 
 	mutex_lock(&comm->conn_lock);
-	kcoll_listen_destroy(comm);
+	kcoll_listen_detach(comm);
 	for (i = 0; i < comm->nranks; i++)
 		kcoll_conn_destroy(&comm->conns[i], KCOLL_CONN_CLOSED);
 	mutex_unlock(&comm->conn_lock);
@@ -542,9 +565,8 @@ bool kcoll_conns_on_device(struct kcoll_comm *comm, struct ib_device *ibdev)
 	bool uses = false;
 	u32 i;
 
+	/* The listeners, on every device, are rdma_cm's to move. */
 	mutex_lock(&comm->conn_lock);
-	if (kcoll_listen_on(comm, ibdev))
-		uses = true;
 	for (i = 0; i < comm->nranks && !uses; i++)
 		uses = kcoll_conn_on(&comm->conns[i], ibdev);
 	mutex_unlock(&comm->conn_lock);
@@ -557,10 +579,6 @@ int kcoll_conns_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev)
 	u32 i;
 
 	mutex_lock(&comm->conn_lock);
-	if (kcoll_listen_on(comm, ibdev)) {
-		kcoll_listen_destroy(comm);
-		n++;
-	}
 	for (i = 0; i < comm->nranks; i++) {
 		struct kcoll_conn *conn = &comm->conns[i];
 

@@ -4,9 +4,10 @@
  * timeout.
  *
  * Rank r connects to every rank below it and accepts every rank above it
- * (kcoll_listen.c), so each pair has exactly one QP and no side has to
- * guess.  Attempts fail under load (a lost ARP reply or CM message, a peer
- * that gives up an attempt): the connecting side retries until the
+ * (through the node's listener, kcoll_listen.c), so each pair has exactly
+ * one QP and no side has to guess.  Attempts fail under load (a lost ARP
+ * reply or CM message, a peer that gives up an attempt, a peer whose
+ * communicator is not created yet): the connecting side retries until the
  * connect timeout, and the accepting side puts a connection whose
  * handshake failed back to IDLE (kcoll_passive_reset()) so that the retry
  * is accepted.  Only the creator's thread runs this (kcoll_comm_connect()).
@@ -111,10 +112,11 @@ static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 		if (ret == -EINTR || signal_pending(current))
 			return -EINTR;
 		/*
-		 * Our own address is not on this node, or whoever listens at
-		 * the peer's cannot prove the secret: no retry changes that.
+		 * Our own address is not on this node, whoever listens at the
+		 * peer's cannot prove the secret, or the peer's communicator
+		 * is gone: no retry changes that.
 		 */
-		if (ret == -EADDRNOTAVAIL || ret == -EKEYREJECTED)
+		if (ret == -EADDRNOTAVAIL || ret == -EKEYREJECTED || ret == -ESTALE)
 			return ret;
 		/* The peer may not listen yet: try again a little later. */
 		if (time_after(jiffies + msecs_to_jiffies(KCOLL_RETRY_MS), deadline))

@@ -88,7 +88,7 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	info.size = sizeof(info);
 	info.abi_version = KCOLL_ABI_VERSION;
 	info.features = KCOLL_FEAT_EVENTFD | KCOLL_FEAT_USERPTR | KCOLL_FEAT_IPV6 |
-			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH;
+			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH | KCOLL_FEAT_UID;
 	info.ops = kcoll_mask(KCOLL_OP_COUNT);
 	info.redops = kcoll_mask(KCOLL_REDOP_COUNT);
 	for (i = 0; i < KCOLL_DTYPE_COUNT; i++)
@@ -106,6 +106,7 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	info.timeout_ms = tun->timeout_ms;
 	info.connect_timeout_ms = tun->connect_timeout_ms;
 	info.version = KCOLL_VERSION_CODE;
+	info.listen_port = tun->listen_port;
 	kfree(tun);
 	return kcoll_copy_out(uarg, &info, sizeof(info));
 }
@@ -149,24 +150,19 @@ static bool kcoll_rank_addr_ok(const struct kcoll_rank *r)
 }
 
 /* Every rank must be reachable, and at an address and port of its own. */
+/*
+ * Ranks may share an address and port: the node's listener tells them
+ * apart by the rank a request names.
+ */
 static int kcoll_ranks_check(const struct kcoll_rank *r, u32 n)
 {
-	u32 i, j;
+	u32 i;
 
 	for (i = 0; i < n; i++) {
 		if (!kcoll_rank_addr_ok(&r[i])) {
 			kcoll_info_rl("rank %u: address %*phN is not a unicast address\n", i,
 				      16, r[i].addr);
 			return -EINVAL;
-		}
-		/* Rank tables are small (a few thousand ranks at most). */
-		for (j = 0; j < i; j++) {
-			if (r[j].family == r[i].family && r[j].port == r[i].port &&
-			    !memcmp(r[j].addr, r[i].addr, sizeof(r[i].addr))) {
-				kcoll_info_rl("ranks %u and %u have the same address and port\n",
-					      j, i);
-				return -EINVAL;
-			}
 		}
 	}
 	return 0;

@@ -253,6 +253,7 @@ static int kcoll_genl_fill_comm(struct kcoll_comm *comm, void *arg)
 	    nla_put_u32(skb, KCOLL_A_COMM_CHUNK_BYTES, comm->chunk_bytes) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_SLOTS, comm->slots) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_TIMEOUT_MS, comm->timeout_ms) ||
+	    nla_put(skb, KCOLL_A_COMM_UNIQUE_ID, KCOLL_UID_BYTES, comm->unique_id) ||
 	    (m->peers && kcoll_genl_put_peers(skb, comm)) ||
 	    kcoll_genl_put_last_ops(skb, comm) ||
 	    kcoll_genl_put_model(skb, comm) ||
@@ -344,11 +345,74 @@ static int kcoll_genl_get_dumpit(struct sk_buff *skb, struct netlink_callback *c
 	return ret < 0 ? ret : skb->len;
 }
 
+struct kcoll_genl_node {
+	struct sk_buff *skb;
+	struct nlattr *listeners;	/* the nest, opened by the first listener */
+};
+
+/* KCOLL_CMD_NODE_GET: the namespace's totals (port 0, first), then each listener. */
+static int kcoll_genl_fill_listen(const struct kcoll_listen_info *li, void *arg)
+{
+	struct kcoll_genl_node *n = arg;
+	struct sk_buff *skb = n->skb;
+	struct nlattr *a;
+
+	if (!li->port)
+		return nla_put_u32(skb, KCOLL_A_NODE_COMMS, li->users) ||
+		       nla_put_u64_64bit(skb, KCOLL_A_NODE_REFUSED_UNKNOWN, li->refused_unknown,
+					 KCOLL_A_PAD) ||
+		       nla_put_u64_64bit(skb, KCOLL_A_NODE_REFUSED_STALE, li->refused_stale,
+					 KCOLL_A_PAD) ||
+		       nla_put_u64_64bit(skb, KCOLL_A_NODE_REFUSED_BAD, li->refused_bad,
+					 KCOLL_A_PAD) ||
+		       nla_put_u64_64bit(skb, KCOLL_A_NODE_DUP_IDS, li->dup_ids, KCOLL_A_PAD) ?
+		       -EMSGSIZE : 0;
+	if (!n->listeners) {
+		n->listeners = nla_nest_start(skb, KCOLL_A_NODE_LISTENERS);
+		if (!n->listeners)
+			return -EMSGSIZE;
+	}
+	a = nla_nest_start(skb, KCOLL_A_NODE_LISTENER);
+	if (!a || nla_put_u32(skb, KCOLL_LISTEN_A_PORT, li->port) ||
+	    nla_put_u32(skb, KCOLL_LISTEN_A_FAMILY,
+			li->family == AF_INET6 ? KCOLL_AF_INET6 : KCOLL_AF_INET) ||
+	    nla_put_u32(skb, KCOLL_LISTEN_A_COMMS, li->users))
+		return -EMSGSIZE;
+	nla_nest_end(skb, a);
+	return 0;
+}
+
+static int kcoll_genl_node_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kcoll_genl_node n = {};
+	void *hdr;
+	int ret;
+
+	n.skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!n.skb)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(n.skb, info, &kcoll_genl_family, 0, KCOLL_CMD_NODE_GET);
+	ret = hdr ? kcoll_listen_report(genl_info_net(info), kcoll_genl_fill_listen, &n) :
+		    -EMSGSIZE;
+	if (ret) {
+		nlmsg_free(n.skb);
+		return ret;
+	}
+	if (n.listeners)
+		nla_nest_end(n.skb, n.listeners);
+	genlmsg_end(n.skb, hdr);
+	return genlmsg_reply(n.skb, info);
+}
+
 static const struct genl_small_ops kcoll_genl_ops[] = {
 	{
 		.cmd = KCOLL_CMD_COMM_GET,
 		.doit = kcoll_genl_get_doit,
 		.dumpit = kcoll_genl_get_dumpit,
+	},
+	{
+		.cmd = KCOLL_CMD_NODE_GET,
+		.doit = kcoll_genl_node_doit,
 	},
 };
 

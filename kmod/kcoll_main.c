@@ -83,9 +83,12 @@ static int __init kcoll_init(void)
 	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!kcoll_wq)
 		return -ENOMEM;
-	ret = kcoll_ibdev_init();
+	ret = kcoll_listen_init();
 	if (ret)
 		goto err_wq;
+	ret = kcoll_ibdev_init();
+	if (ret)
+		goto err_listen;
 	ret = kcoll_genl_init();
 	if (ret)
 		goto err_ibdev;
@@ -99,6 +102,8 @@ err_genl:
 	kcoll_genl_exit();
 err_ibdev:
 	kcoll_ibdev_exit();
+err_listen:
+	kcoll_listen_exit();
 err_wq:
 	destroy_workqueue(kcoll_wq);
 	return ret;
@@ -109,6 +114,7 @@ static void __exit kcoll_exit(void)
 	kcoll_dev_exit();
 	kcoll_genl_exit();
 	kcoll_ibdev_exit();
+	kcoll_listen_exit();
 	destroy_workqueue(kcoll_wq);
 	pr_info("unloaded\n");
 }

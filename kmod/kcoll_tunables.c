@@ -46,6 +46,11 @@ int kcoll_check_timeout(u32 v)
 	return v >= KCOLL_TIMEOUT_MIN && v <= KCOLL_TIMEOUT_MAX ? 0 : -EINVAL;
 }
 
+static int kcoll_check_port(u32 v)
+{
+	return v >= 1 && v <= 65535 ? 0 : -EINVAL;
+}
+
 static int kcoll_check_alpha(u32 v)
 {
 	return v <= KCOLL_ALPHA_NS_MAX ? 0 : -EINVAL;

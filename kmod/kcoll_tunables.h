@@ -29,6 +29,8 @@ KCOLL_TUNABLE(timeout_ms, u32, timeout_ms, kcoll_check_timeout, 30000,
 	      "operation timeout in ms, 10..3600000 (");
 KCOLL_TUNABLE(connect_timeout_ms, u32, connect_timeout_ms, kcoll_check_timeout, 30000,
 	      "connection set-up timeout in ms (");
+KCOLL_TUNABLE(listen_port, u32, listen_port, kcoll_check_port, 16667,
+	      "rdma_cm port of the node's listener for rank-table ports 0 (coll_comm_init_oob()); new listeners only, 1..65535 (");
 KCOLL_TUNABLE(level0_alpha_ns, u32, link[KCOLL_LEVEL0].alpha_ns, kcoll_check_alpha,
 	      KC_COST_DEF_L0_ALPHA_NS,
 	      "level-0 (in-server) latency in ns, 0..10000000 (");

@@ -80,7 +80,7 @@ const char *coll_last_error(void);
 /* One rank of a communicator. */
 struct coll_rank_desc {
 	char addr[64];		/* IPv4 or IPv6 address, text form */
-	uint32_t port;		/* rdma_cm port, 1..65535 */
+	uint32_t port;		/* rdma_cm port, 1..65535; 0: the module's listen_port */
 	uint32_t server_id;	/* ranks of one server are contiguous */
 	uint32_t pod_id;	/* servers of one super-node are contiguous */
 };
@@ -137,6 +137,15 @@ struct coll_comm_opts {
 	 */
 	const void *secret;
 	size_t secret_len;
+	/*
+	 * The communicator's 128-bit id, the same 16 bytes on every rank (one
+	 * rank draws them, the job distributes them, as an ncclUniqueId): the
+	 * node's kcoll listener hands connections to the communicator it
+	 * names, so any number of communicators share one port.  NULL: the id
+	 * is derived from the rank table, and two communicators of one table
+	 * alive on one node clash (-EEXIST).  coll_comm_init_oob() draws one.
+	 */
+	const uint8_t *unique_id;
 };
 
 /*
@@ -177,6 +186,7 @@ struct coll_module_info {
 	uint32_t max_ranks, max_inflight;
 	uint64_t max_reg_bytes;
 	uint32_t chunk_bytes, slots, timeout_ms, connect_timeout_ms;
+	uint32_t listen_port;		/* the node listener's port for rank ports 0 */
 };
 /* Query the module through @device (NULL: /dev/kcoll), no communicator needed. */
 int coll_module_info(const char *device, struct coll_module_info *info);
@@ -223,14 +233,15 @@ struct coll_oob_opts {
  * Create a communicator without a rank table, collectively over the
  * @oob->size ranks of @oob.  Rank 0 draws the communicator's 128-bit unique
  * id and a secret (getrandom), and the ranks exchange them with their
- * addresses and host identities through @oob->allgather (two calls, more
- * if a port has to be chosen again); servers and super-nodes follow from
+ * addresses and host identities through @oob->allgather (two calls: the
+ * exchange, then the outcome of the creation); servers and super-nodes follow from
  * the host identities (numbered in rank order; ranks of one server that are
  * not contiguous make every rank its own server), then the communicator
  * is created as by coll_comm_init_ranks().  A rank's local failure (no
  * RDMA address, say) fails every rank, with a message naming the rank.
  * A secret in @opts->comm (or $KCOLL_SECRET_FILE/$KCOLL_SECRET) replaces
- * the drawn one; the rank table's ports are chosen by libcoll.
+ * the drawn one.  Every rank's port is the module's listen_port (0 in the
+ * rank table): the id tells communicators apart.
  */
 int coll_comm_init_oob(const struct coll_oob *oob, const struct coll_oob_opts *opts,
 		       coll_comm_t **comm);
@@ -243,7 +254,7 @@ int coll_comm_init_oob(const struct coll_oob *oob, const struct coll_oob_opts *o
  * @comm was created with (coll_comm_init_oob(); its ctx must still be
  * valid), else through kcoll's AllGather on @comm.  The new communicator
  * keeps @comm's settings, addresses, servers and super-nodes, with its own
- * unique id, secret and ports.
+ * unique id and secret.
  */
 #define COLL_SPLIT_NOCOLOR	(-1)
 int coll_comm_split(coll_comm_t *comm, int color, int key, coll_comm_t **newcomm);

@@ -98,6 +98,7 @@ int coll_module_info(const char *device, struct coll_module_info *out)
 		.max_inflight = info.max_inflight, .max_reg_bytes = info.max_reg_bytes,
 		.chunk_bytes = info.chunk_bytes, .slots = info.slots,
 		.timeout_ms = info.timeout_ms, .connect_timeout_ms = info.connect_timeout_ms,
+		.listen_port = info.listen_port,
 	};
 	return 0;
 }
@@ -145,8 +146,8 @@ static int coll_rank_to_kcoll(const struct coll_rank_desc *d, uint32_t i, struct
 	else
 		return coll_seterr(-EINVAL, "rank %u: address '%.64s' is neither IPv4 nor IPv6",
 				   i, d->addr);
-	if (d->port < 1 || d->port > 65535)
-		return coll_seterr(-EINVAL, "rank %u: port %u out of range 1..65535", i, d->port);
+	if (d->port > 65535)
+		return coll_seterr(-EINVAL, "rank %u: port %u out of range 0..65535", i, d->port);
 	k->port = d->port;
 	k->server_id = d->server_id;
 	k->pod_id = d->pod_id;
@@ -204,6 +205,16 @@ static void coll_opts_copy(const struct coll_comm_opts *opts, struct coll_comm_o
 	memcpy(o, opts, n);
 }
 
+static bool coll_ranks_port0(const struct coll_rank_desc *ranks, uint32_t nranks)
+{
+	uint32_t i;
+
+	for (i = 0; i < nranks; i++)
+		if (!ranks[i].port)
+			return true;
+	return false;
+}
+
 /* What a failed create means, for the thread's message. */
 static void coll_create_error(int ret, const struct coll_rank_desc *ranks, uint32_t rank,
 			      uint32_t nranks, const char *algo, const char *from,
@@ -214,10 +225,21 @@ static void coll_create_error(int ret, const struct coll_rank_desc *ranks, uint3
 			    "%s='%s' may be malformed (see the kernel log, or check it "
 			    "with 'collctl check-algo')", rank, nranks, coll_strerror(ret),
 			    from, algo);
-	else if (ret == -EADDRNOTAVAIL || ret == -EACCES)
+	else if (ret == -EADDRNOTAVAIL || ret == -EACCES || ret == -EADDRINUSE)
 		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: "
-			    "cannot listen on %.64s port %u: %s", rank, nranks,
-			    ranks[rank].addr, ranks[rank].port, coll_strerror(ret));
+			    "cannot listen on %.64s port %u%s: %s", rank, nranks,
+			    ranks[rank].addr, ranks[rank].port,
+			    ranks[rank].port ? "" : " (the module's listen_port)",
+			    coll_strerror(ret));
+	else if (ret == -EEXIST)
+		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: a "
+			    "communicator with the same id already has rank %u on this node "
+			    "(the same rank table twice, or an id used twice): %s", rank, nranks,
+			    rank, coll_strerror(ret));
+	else if (ret == -ESTALE)
+		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: a peer "
+			    "has already destroyed its communicator of this id: %s", rank,
+			    nranks, coll_strerror(ret));
 	else if (ret == -EKEYREJECTED)
 		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: a peer at "
 			    "the rank table's address could not prove the communicator's secret "
@@ -288,6 +310,13 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 				  info.max_ranks);
 		goto out_close;
 	}
+	if ((o.unique_id || coll_ranks_port0(ranks, nranks)) &&
+	    !(info.features & KCOLL_FEAT_UID)) {
+		ret = coll_seterr(-EOPNOTSUPP, "the loaded kcoll module needs a port per "
+				  "communicator in the rank table and takes no unique id: load "
+				  "a module with KCOLL_FEAT_UID");
+		goto out_close;
+	}
 	if (secret_len && !(info.features & KCOLL_FEAT_AUTH)) {
 		ret = coll_seterr(-EOPNOTSUPP, "%s is set but the loaded kcoll module cannot "
 				  "authenticate peers: load a module with KCOLL_FEAT_AUTH",
@@ -319,6 +348,8 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 		cc.chunk_bytes = opts->chunk_bytes;
 		cc.slots = opts->slots;
 	}
+	if (o.unique_id)
+		memcpy(cc.uid, o.unique_id, sizeof(cc.uid));
 	if (secret_len) {
 		cc.secret = (uintptr_t)secret;
 		cc.secret_len = (uint32_t)secret_len;
@@ -428,6 +459,8 @@ int coll_comm_keep(coll_comm_t *c, const struct coll_rank_desc *ranks,
 		c->opts = *opts;
 		c->opts.secret = NULL;
 		c->opts.secret_len = 0;
+		/* The caller's memory; a split draws its own id. */
+		c->opts.unique_id = NULL;
 		c->opts.algo = opts->algo ? strdup(opts->algo) : NULL;
 		c->opts.device = opts->device ? strdup(opts->device) : NULL;
 	}

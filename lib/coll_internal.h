@@ -83,7 +83,6 @@ struct coll_oob_rec {
 	uint32_t rank, size;		/* as the sender sees them */
 	int32_t err;			/* the sender's local failure, or 0 */
 	int32_t color, key;		/* split only */
-	uint32_t attempt;		/* port choice round (results) */
 	uint8_t uid[16];		/* rank 0's (the new rank 0's) is the id */
 	uint8_t secret[32];		/* likewise */
 	uint64_t host, pod;		/* identities, hashed */
@@ -91,19 +90,14 @@ struct coll_oob_rec {
 };
 
 #define COLL_OOB_MAGIC		0x424f434bu	/* "KCOB" */
-#define COLL_OOB_VERSION	1
+#define COLL_OOB_VERSION	2	/* 2: no port rounds */
 #define COLL_OOB_INIT		1
 #define COLL_OOB_SPLIT		2
 #define COLL_OOB_RESULT		3
 
-/* The rdma_cm ports libcoll draws from (above Linux's ephemeral range). */
-#define COLL_OOB_PORT_MIN	61000u
-#define COLL_OOB_PORT_MAX	65535u
-#define COLL_OOB_ATTEMPTS	4
-
 /*
- * What the exchange decided for one communicator: its ranks (ports
- * included), identities, id, secret, and this process's rank in it.
+ * What the exchange decided for one communicator: its ranks (port 0:
+ * the module's listener), identities, id, secret, and this process's rank in it.
  */
 struct coll_oob_table {
 	uint32_t nranks, rank;
@@ -114,16 +108,8 @@ struct coll_oob_table {
 };
 
 COLL_HIDDEN uint64_t coll_oob_hash(const void *p, size_t len, uint64_t h);
-/*
- * The rdma_cm port of the @local-th rank (0-based) of those sharing one
- * address, when at most @nlocal ranks share one, in round @attempt of the
- * communicator named @uid.  What a listener per node that names
- * communicators by id will make unnecessary.
- */
-COLL_HIDDEN uint32_t coll_oob_port(const uint8_t uid[16], uint32_t attempt, uint32_t local,
-				   uint32_t nlocal);
-/* Number servers and pods of @t from its hosts/pods, ports for @attempt. */
-COLL_HIDDEN int coll_oob_layout(struct coll_oob_table *t, uint32_t attempt);
+/* Number servers and pods of @t from its hosts/pods; every port the module's. */
+COLL_HIDDEN void coll_oob_layout(struct coll_oob_table *t);
 /*
  * The bootstrap exchange of coll_comm_init_oob() up to the rank table:
  * -errno with the message set; the same outcome on every rank.

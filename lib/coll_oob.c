@@ -15,18 +15,12 @@
  * After the module's create, a second allgather compares the outcomes: the
  * same error on every rank, or a new round of ports (below).
  *
- * Ports.  The module still listens on one rdma_cm port per communicator
- * and rank (naming communicators by id, one listener per node, is later
- * work in kmod/), so libcoll chooses them here and only here
- * (coll_oob_port()): a base drawn from the communicator's id in
- * 61000..65535, above Linux's ephemeral ports (which rdma_cm shares), plus
- * the index of the rank among those with the same address.  Two
- * communicators alive at once collide only if their bases fall within a
- * few ports of each other; the rank that cannot listen fails with
- * EADDRINUSE, its peers with a timeout or a refused proof, and every rank
- * of that communicator tries again with the next round's base, up to
- * COLL_OOB_ATTEMPTS rounds.  The drawn secret keeps a connection that
- * reaches another communicator's listener from being taken.
+ * Ports and names.  Every rank's port is 0 in the rank table: the
+ * module's one listener per node (its listen_port) serves every
+ * communicator, which the module tells apart by the drawn 128-bit id
+ * (struct coll_comm_opts.unique_id); two communicators alive at once never
+ * collide, however many a process or a node has.  The drawn secret proves
+ * membership; the id only names.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -53,18 +47,6 @@ uint64_t coll_oob_hash(const void *p, size_t len, uint64_t h)
 		h *= 0x100000001b3ull;
 	}
 	return h;
-}
-
-uint32_t coll_oob_port(const uint8_t uid[16], uint32_t attempt, uint32_t local, uint32_t nlocal)
-{
-	uint32_t span = COLL_OOB_PORT_MAX - COLL_OOB_PORT_MIN + 1;
-	uint64_t h;
-
-	if (!nlocal || nlocal > span || local >= nlocal)
-		return 0;
-	h = coll_oob_hash(uid, 16, 0);
-	h = coll_oob_hash(&attempt, sizeof(attempt), h);
-	return COLL_OOB_PORT_MIN + (uint32_t)(h % (span - nlocal + 1)) + local;
 }
 
 void coll_oob_table_free(struct coll_oob_table *t)
@@ -129,33 +111,14 @@ static void coll_oob_number(struct coll_oob_table *t)
 	}
 }
 
-int coll_oob_layout(struct coll_oob_table *t, uint32_t attempt)
+void coll_oob_layout(struct coll_oob_table *t)
 {
-	uint32_t i, j, nlocal = 1, *local;
+	uint32_t i;
 
-	local = calloc(t->nranks, sizeof(*local));
-	if (!local)
-		return coll_seterr(-ENOMEM, "coll_comm_init_oob: out of memory");
 	coll_oob_number(t);
-	for (i = 0; i < t->nranks; i++) {
-		for (j = 0; j < i; j++)
-			if (!strcmp(t->ranks[i].addr, t->ranks[j].addr))
-				local[i]++;
-		if (local[i] + 1 > nlocal)
-			nlocal = local[i] + 1;
-	}
-	for (i = 0; i < t->nranks; i++) {
-		t->ranks[i].port = coll_oob_port(t->uid, attempt, local[i], nlocal);
-		if (!t->ranks[i].port) {
-			free(local);
-			return coll_seterr(-E2BIG, "coll_comm_init_oob: %u ranks share address "
-					   "%.64s: more than the %u ports libcoll chooses from",
-					   nlocal, t->ranks[i].addr,
-					   COLL_OOB_PORT_MAX - COLL_OOB_PORT_MIN + 1);
-		}
-	}
-	free(local);
-	return 0;
+	/* The module's port: its listener tells communicators apart by id. */
+	for (i = 0; i < t->nranks; i++)
+		t->ranks[i].port = 0;
 }
 
 /* ----------------------------------------------------- local address */
@@ -477,9 +440,7 @@ int coll_oob_exchange(const struct coll_oob *oob, const struct coll_oob_opts *op
 		t->hosts[i] = all[i].host;
 		t->pods[i] = all[i].pod;
 	}
-	ret = coll_oob_layout(t, 0);
-	if (ret)
-		coll_oob_table_free(t);
+	coll_oob_layout(t);
 out:
 	if (all)
 		explicit_bzero(all, n * sizeof(*all));
@@ -560,9 +521,7 @@ int coll_split_exchange(const struct coll_oob *oob, const struct coll_rank_desc 
 		if (mem[i].rank == oob->rank)
 			t->rank = i;
 	}
-	ret = coll_oob_layout(t, 0);
-	if (ret)
-		coll_oob_table_free(t);
+	coll_oob_layout(t);
 out:
 	free(mem);
 	if (all)
@@ -590,6 +549,7 @@ static void coll_oob_comm_opts(const struct coll_comm_opts *in, const struct col
 		memcpy(o, in, n);
 	}
 	o->size = sizeof(*o);
+	o->unique_id = t->uid;
 	if (o->secret || (file && *file) || (env && *env))
 		return;
 	/* A module that cannot authenticate gets none (its create says so if it matters). */
@@ -601,16 +561,15 @@ static void coll_oob_comm_opts(const struct coll_comm_opts *in, const struct col
 
 /*
  * Create the communicator of @t (nranks 0: not a member, nothing to
- * create) and agree with every rank of @oob on the outcome; ports chosen
- * again while some communicator of the exchange could not listen.  Every
- * member of one new communicator returns the same errno.
+ * create) and agree with every rank of @oob on the outcome: every member
+ * of one new communicator returns the same errno.
  */
 static int coll_oob_create(const struct coll_oob *oob, struct coll_oob_table *t,
 			   int32_t color, const struct coll_comm_opts *copts, coll_comm_t **out)
 {
-	uint32_t n = oob->size, attempt, i, who = 0;
+	uint32_t n = oob->size, i, who = 0;
 	struct coll_oob_rec me, *all;
-	bool member = t->nranks > 0, mine_done = !member, any;
+	bool member = t->nranks > 0;
 	struct coll_comm_opts o;
 	char err_here[512] = "";
 	coll_comm_t *c = NULL;
@@ -620,58 +579,25 @@ static int coll_oob_create(const struct coll_oob *oob, struct coll_oob_table *t,
 	all = calloc(n, sizeof(*all));
 	if (!all)
 		return coll_seterr(-ENOMEM, "coll_comm_init_oob: out of memory");
-	for (attempt = 0; attempt < COLL_OOB_ATTEMPTS; attempt++) {
-		if (!mine_done) {
-			if (attempt)
-				local = coll_oob_layout(t, attempt);
-			if (!local) {
-				coll_oob_comm_opts(copts, t, &o);
-				local = coll_comm_init_ranks(t->ranks, t->nranks, t->rank, &o, &c);
-			}
-			if (local)
-				snprintf(err_here, sizeof(err_here), "%s", coll_last_error());
+	if (member) {
+		coll_oob_comm_opts(copts, t, &o);
+		local = coll_comm_init_ranks(t->ranks, t->nranks, t->rank, &o, &c);
+		if (local)
+			snprintf(err_here, sizeof(err_here), "%s", coll_last_error());
+	}
+	coll_oob_rec_init(&me, COLL_OOB_RESULT, oob->rank, n);
+	me.color = member ? color : -1;
+	me.err = local;
+	ret = coll_oob_call(oob, &me, all, sizeof(me));
+	if (!ret)
+		ret = coll_oob_check(all, n, COLL_OOB_RESULT);
+	if (ret)
+		goto fail;
+	for (i = 0; member && i < n && !mine; i++) {
+		if (all[i].color == color && all[i].err) {
+			mine = all[i].err;
+			who = i;
 		}
-		coll_oob_rec_init(&me, COLL_OOB_RESULT, oob->rank, n);
-		me.color = member ? color : -1;
-		me.err = mine_done ? 0 : local;
-		me.attempt = mine_done ? UINT32_MAX : attempt;
-		ret = coll_oob_call(oob, &me, all, sizeof(me));
-		if (!ret)
-			ret = coll_oob_check(all, n, COLL_OOB_RESULT);
-		if (ret)
-			goto fail;
-		/*
-		 * Everybody sees the same records: a communicator whose rank could
-		 * not listen tries again, and every rank of @oob calls the
-		 * allgather once more with it.
-		 */
-		any = false;
-		for (i = 0; i < n; i++)
-			if (all[i].color >= 0 && all[i].attempt == attempt &&
-			    all[i].err == -EADDRINUSE && attempt + 1 < COLL_OOB_ATTEMPTS)
-				any = true;
-		if (!mine_done) {
-			bool inuse = false;
-
-			mine = 0;
-			for (i = 0; i < n; i++) {
-				if (all[i].color != color || all[i].attempt != attempt)
-					continue;
-				inuse |= all[i].err == -EADDRINUSE;
-				if (all[i].err && !mine) {
-					mine = all[i].err;
-					who = i;
-				}
-			}
-			if (!mine || !inuse || attempt + 1 >= COLL_OOB_ATTEMPTS)
-				mine_done = true;
-			else {
-				coll_comm_destroy(c);
-				c = NULL;
-			}
-		}
-		if (!any)
-			break;
 	}
 	if (mine) {
 		coll_comm_destroy(c);

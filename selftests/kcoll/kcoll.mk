@@ -10,7 +10,7 @@
 #   make check-debug   the suite under a debug kernel (below)
 
 KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_account kcoll_observe kcoll_connect kcoll_auth \
-	kcoll_ioctl kcoll_test kcoll_mismatch kcoll_matrix kcoll_soak kcoll_fuzz kcoll_regress \
+	kcoll_listen kcoll_ioctl kcoll_test kcoll_mismatch kcoll_matrix kcoll_soak kcoll_fuzz kcoll_regress \
 	kcoll_lifetime
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
@@ -29,6 +29,12 @@ $(OBJDIR)/selftests/kcoll/%: $(OBJDIR)/selftests/kcoll/%.o
 KC_AUTH := $(OBJDIR)/selftests/kcoll/kcoll_auth
 $(KC_AUTH).o: CFLAGS_US += -I$(TOP)/tools/collctl $(LIBNL_CFLAGS)
 $(KC_AUTH): $(KC_AUTH).o $(OBJDIR)/tools/collctl/collctl_nl.o
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(LIBNL_LIBS) -lrdmacm -libverbs -lcrypto
+
+# kcoll_listen plays requests the node's listener must refuse, the same way.
+KC_LISTEN := $(OBJDIR)/selftests/kcoll/kcoll_listen
+$(KC_LISTEN).o: CFLAGS_US += -I$(TOP)/tools/collctl $(LIBNL_CFLAGS)
+$(KC_LISTEN): $(KC_LISTEN).o $(OBJDIR)/tools/collctl/collctl_nl.o
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(LIBNL_LIBS) -lrdmacm -libverbs -lcrypto
 
 # kcoll_observe asks the generic netlink family with libnl-genl-3.

@@ -51,12 +51,15 @@ static inline void imp_table_digest(const struct kcoll_rank *r, unsigned int n,
 	EVP_MD_CTX_free(ctx);
 }
 
-/* The proof of @role for a handshake between @active and @passive. */
+/*
+ * The proof of @role for a handshake between @active and @passive of the
+ * communicator named @uid.
+ */
 static inline void imp_mac(const void *secret, size_t secret_len, char role,
 			   unsigned int active, unsigned int passive, unsigned int nranks,
-			   unsigned int chunk_bytes, unsigned int slots, const unsigned char table[32],
-			   const unsigned char *nonce_active, const unsigned char *nonce_passive,
-			   unsigned char mac[KCOLL_MAC_BYTES])
+			   unsigned int chunk_bytes, unsigned int slots, const unsigned char *uid,
+			   const unsigned char table[32], const unsigned char *nonce_active,
+			   const unsigned char *nonce_passive, unsigned char mac[KCOLL_MAC_BYTES])
 {
 	struct kcoll_auth_input in;
 	unsigned int len = KCOLL_MAC_BYTES;
@@ -69,6 +72,7 @@ static inline void imp_mac(const void *secret, size_t secret_len, char role,
 	in.nranks = htole32(nranks);
 	in.chunk_bytes = htole32(chunk_bytes);
 	in.slots = htole32(slots);
+	memcpy(in.uid, uid, KCOLL_UID_BYTES);
 	memcpy(in.table, table, 32);
 	memcpy(in.nonce_active, nonce_active, KCOLL_NONCE_BYTES);
 	memcpy(in.nonce_passive, nonce_passive, KCOLL_NONCE_BYTES);

@@ -163,7 +163,7 @@ TEST(failed_creates_add_a_bounded_number_of_lines)
 			cc.algo = (uintptr_t)"level1:no-such-algorithm";
 			break;
 		case 1:		/* port out of range */
-			r[0].port = 0;
+			r[0].port = 70000;
 			break;
 		case 2:		/* unknown address family */
 			r[0].family = 77;

@@ -3,7 +3,7 @@
  * libcoll's out-of-band bootstrap and split (lib/coll_oob.c) with threads
  * as ranks and a fake allgather, no module: rank 0's id and secret reach
  * every rank, the address table, servers and super-nodes follow the host
- * and pod identities, ports differ exactly where addresses are shared,
+ * and pod identities, every port is the module's (0),
  * split groups and orders as MPI_Comm_split, and bad input (a rank that
  * cannot take part, an allgather that mixes blocks up or fails) fails
  * every rank the same way instead of hanging one.  Without the module
@@ -141,12 +141,10 @@ TEST(rank0s_id_and_secret_reach_every_rank_with_the_address_table)
 			EXPECT_STREQ(rc[j].addr, rc[i].t.ranks[j].addr);
 			EXPECT_EQ(j / 2, rc[i].t.ranks[j].server_id);
 			EXPECT_EQ(0, rc[i].t.ranks[j].pod_id);
-			/* Four addresses: one port for all, the id's. */
-			EXPECT_EQ(rc[0].t.ranks[0].port, rc[i].t.ranks[j].port);
+			/* The module's listener: port 0 in the table. */
+			EXPECT_EQ(0, rc[i].t.ranks[j].port);
 		}
 	}
-	EXPECT_GE(rc[0].t.ranks[0].port, COLL_OOB_PORT_MIN);
-	EXPECT_LE(rc[0].t.ranks[0].port, COLL_OOB_PORT_MAX);
 	free_all(rc, 4);
 	/* A second communicator: another id, another secret. */
 	{
@@ -160,50 +158,23 @@ TEST(rank0s_id_and_secret_reach_every_rank_with_the_address_table)
 	}
 }
 
-TEST(ranks_sharing_an_address_get_consecutive_ports)
+TEST(ranks_sharing_an_address_share_the_modules_port)
 {
 	struct rankctx rc[5] = {
 		{ .addr = "10.0.0.1" }, { .addr = "10.0.0.1" }, { .addr = "10.0.0.1" },
 		{ .addr = "10.0.0.2" }, { .addr = "10.0.0.2" },
 	};
-	uint32_t b;
+	uint32_t j;
 
 	run(rc, 5, 0, body_exchange);
 	ASSERT_EQ(0, rc[2].ret) TH_LOG("%s", rc[2].err);
-	b = rc[2].t.ranks[0].port;
-	EXPECT_EQ(b + 1, rc[2].t.ranks[1].port);
-	EXPECT_EQ(b + 2, rc[2].t.ranks[2].port);
-	EXPECT_EQ(b, rc[2].t.ranks[3].port);
-	EXPECT_EQ(b + 1, rc[2].t.ranks[4].port);
-	EXPECT_LE(b + 2, COLL_OOB_PORT_MAX);
+	for (j = 0; j < 5; j++) {
+		EXPECT_STREQ(rc[j].addr, rc[2].t.ranks[j].addr);
+		EXPECT_EQ(0, rc[2].t.ranks[j].port);
+	}
 	/* No server given: one kernel (boot id), one server. */
 	EXPECT_EQ(0, rc[2].t.ranks[4].server_id);
 	free_all(rc, 5);
-}
-
-TEST(port_choice_is_the_ids_and_the_rounds)
-{
-	uint8_t a[16] = { 1 }, b[16] = { 2 };
-	uint32_t pa = coll_oob_port(a, 0, 0, 4), k, moved = 0;
-
-	EXPECT_EQ(pa, coll_oob_port(a, 0, 0, 4));
-	EXPECT_EQ(pa + 3, coll_oob_port(a, 0, 3, 4));
-	EXPECT_EQ(0, coll_oob_port(a, 0, 4, 4));
-	EXPECT_EQ(0, coll_oob_port(a, 0, 0, 5000));
-	EXPECT_EQ(COLL_OOB_PORT_MIN, coll_oob_port(a, 0, 0, 4536));
-	EXPECT_NE(pa, coll_oob_port(b, 0, 0, 4));
-	for (k = 1; k < COLL_OOB_ATTEMPTS; k++)
-		moved += coll_oob_port(a, k, 0, 4) != pa;
-	EXPECT_EQ(COLL_OOB_ATTEMPTS - 1, moved);
-	for (k = 0; k < 1000; k++) {
-		uint8_t id[16] = { 0 };
-		uint32_t p;
-
-		memcpy(id, &k, sizeof(k));
-		p = coll_oob_port(id, k % 4, 7, 8);
-		ASSERT_GE(p, COLL_OOB_PORT_MIN + 7);
-		ASSERT_LE(p, COLL_OOB_PORT_MAX);
-	}
 }
 
 TEST(servers_not_contiguous_make_every_rank_its_own_server)
@@ -218,7 +189,6 @@ TEST(servers_not_contiguous_make_every_rank_its_own_server)
 	ASSERT_EQ(0, rc[1].ret);
 	for (j = 0; j < 4; j++)
 		EXPECT_EQ(j, rc[1].t.ranks[j].server_id);
-	EXPECT_EQ(rc[1].t.ranks[0].port + 1, rc[1].t.ranks[2].port);
 	free_all(rc, 4);
 }
 

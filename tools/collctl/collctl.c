@@ -56,7 +56,9 @@ static const char *const tunables[] = {
 };
 #define NTUN (sizeof(tunables) / sizeof(tunables[0]))
 
-static const char *const feat_names[] = { "eventfd", "userptr", "ipv6", "alltoallv" };
+static const char *const feat_names[] = {
+	"eventfd", "userptr", "ipv6", "alltoallv", "auth", "unique-id",
+};
 static const char *const level_names[KCOLL_LEVEL_COUNT] = { "level0", "level1", "level2" };
 
 struct ctl {
@@ -230,6 +232,24 @@ static int list_comms(const struct ctl *c, struct cc_comm **comms, size_t *n)
 	return ret;
 }
 
+/* The node's listeners: 0, 1 when the module has none to report (older), -1 on error. */
+static int get_node(const struct ctl *c, struct cc_node *nd)
+{
+	struct cc_nl *nl;
+	char err[256];
+	int ret;
+
+	if (nl_open(c, &nl))
+		return -1;
+	ret = cc_nl_node(nl, nd, err, sizeof(err));
+	cc_nl_close(nl);
+	if (ret == -EOPNOTSUPP)
+		return 1;
+	if (ret)
+		fprintf(stderr, "%s: the node's listeners: %s\n", c->prog, err);
+	return ret ? -1 : 0;
+}
+
 static int parse_comm_id(const struct ctl *c, const char *s, uint64_t *id)
 {
 	char *end;
@@ -289,6 +309,8 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 
 	struct cc_comm *comms = NULL;
 	size_t ncomms = 0;
+	struct cc_node nd;
+	int node;
 
 	if (argc > 1) {
 		fprintf(stderr, "%s: show takes at most one COMM\n", c->prog);
@@ -303,6 +325,11 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 	}
 	if (list_comms(c, &comms, &ncomms))
 		return 1;
+	node = get_node(c, &nd);
+	if (node < 0) {
+		cc_comms_free(comms, ncomms);
+		return 1;
+	}
 	if (c->json) {
 		json_object *f = json_object_new_array(), *t = json_object_new_object();
 
@@ -311,7 +338,7 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 			snprintf(val, sizeof(val), "%u.%u.%u", mi.version >> 16,
 				 (mi.version >> 8) & 0xff, mi.version & 0xff)));
 		json_object_object_add(o, "abi_version", json_object_new_int((int)mi.abi_version));
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < sizeof(feat_names) / sizeof(feat_names[0]); i++)
 			if (mi.features & (1ull << i))
 				json_object_array_add(f, json_object_new_string(feat_names[i]));
 		json_object_object_add(o, "features", f);
@@ -329,7 +356,10 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 				       json_object_new_int64(mi.connect_timeout_ms));
 		if (!read_attr(c, "algo", val, sizeof(val)))
 			json_object_object_add(t, "algo", json_object_new_string(val));
+		json_object_object_add(t, "listen_port", json_object_new_int64(mi.listen_port));
 		json_object_object_add(o, "defaults", t);
+		if (!node)
+			json_object_object_add(o, "node", cc_node_json(&nd));
 		f = json_object_new_array();
 		for (i = 0; i < ncomms; i++)
 			json_object_array_add(f, cc_comm_json(&comms[i], false));
@@ -341,7 +371,7 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 	       mi.version & 0xff);
 	printf("%-20s %u (libcoll %u)\n", "ABI version", mi.abi_version, (unsigned int)KCOLL_ABI_VERSION);
 	printf("%-20s", "features");
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < sizeof(feat_names) / sizeof(feat_names[0]); i++)
 		if (mi.features & (1ull << i))
 			printf(" %s", feat_names[i]);
 	printf("\n");
@@ -355,6 +385,10 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 	       "defaults", mi.chunk_bytes, mi.slots, mi.timeout_ms, mi.connect_timeout_ms);
 	if (!read_attr(c, "algo", val, sizeof(val)))
 		printf("%-20s %s\n", "algo", *val ? val : "(automatic)");
+	if (!node) {
+		printf("%-20s %u (for rank-table ports 0)\n", "listen_port", mi.listen_port);
+		cc_print_node(stdout, &nd);
+	}
 	printf("\n");
 	cc_print_comm_table(stdout, comms, ncomms);
 	cc_comms_free(comms, ncomms);

@@ -138,6 +138,12 @@ void cc_print_comm(FILE *f, const struct cc_comm *c)
 		PRIu64 ", in flight %u\n", c->ops, c->bytes, c->errors, c->timeouts, c->inflight);
 	fprintf(f, "  chunk_bytes %u, slots %u, timeout_ms %u\n", c->chunk_bytes, c->slots,
 		c->timeout_ms);
+	if (c->has_unique_id) {
+		fprintf(f, "  id ");
+		for (i = 0; i < sizeof(c->unique_id); i++)
+			fprintf(f, "%02x", c->unique_id[i]);
+		fprintf(f, "\n");
+	}
 	if (c->has_auth && c->auth == KCOLL_COMM_AUTH_HMAC_SHA256)
 		fprintf(f, "  authenticated: every peer proved the secret (HMAC-SHA256)");
 	else if (c->has_auth)
@@ -241,6 +247,13 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 	}
 	if (!detail)
 		return o;
+	if (c->has_unique_id) {
+		char hex[2 * sizeof(c->unique_id) + 1];
+
+		for (i = 0; i < sizeof(c->unique_id); i++)
+			snprintf(hex + 2 * i, 3, "%02x", c->unique_id[i]);
+		add(o, "unique_id", json_object_new_string(hex));
+	}
 	add(o, "chunk_bytes", j_u64(c->chunk_bytes));
 	add(o, "slots", j_u64(c->slots));
 	add(o, "timeout_ms", j_u64(c->timeout_ms));
@@ -294,6 +307,52 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 		}
 		add(o, "algos", m);
 	}
+	return o;
+}
+
+static const char *family_name(uint32_t family)
+{
+	return family == KCOLL_AF_INET6 ? "IPv6" : "IPv4";
+}
+
+void cc_print_node(FILE *f, const struct cc_node *nd)
+{
+	uint32_t i, n = nd->nlisteners < CC_NODE_LISTENERS ? nd->nlisteners : CC_NODE_LISTENERS;
+
+	fprintf(f, "%-20s", "listeners");
+	if (!nd->nlisteners)
+		fprintf(f, " (none: no communicator here accepts connections)\n");
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s port %u (%s, every address): %u communicator%s\n", i ? "                    " : "",
+			nd->listeners[i].port, family_name(nd->listeners[i].family),
+			nd->listeners[i].comms, nd->listeners[i].comms == 1 ? "" : "s");
+	if (nd->nlisteners > n)
+		fprintf(f, "%-20s and %u more\n", "", nd->nlisteners - n);
+	fprintf(f, "%-20s %" PRIu64 " unknown id, %" PRIu64 " destroyed id, %" PRIu64
+		" not kcoll's; %" PRIu64 " duplicate id%s at creation\n", "refused at listeners",
+		nd->refused_unknown, nd->refused_stale, nd->refused_bad, nd->dup_ids,
+		nd->dup_ids == 1 ? "" : "s");
+}
+
+json_object *cc_node_json(const struct cc_node *nd)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	uint32_t i, n = nd->nlisteners < CC_NODE_LISTENERS ? nd->nlisteners : CC_NODE_LISTENERS;
+
+	for (i = 0; i < n; i++) {
+		json_object *l = json_object_new_object();
+
+		add(l, "port", j_u64(nd->listeners[i].port));
+		add(l, "family", json_object_new_string(family_name(nd->listeners[i].family)));
+		add(l, "communicators", j_u64(nd->listeners[i].comms));
+		json_object_array_add(a, l);
+	}
+	add(o, "listeners", a);
+	add(o, "communicators", j_u64(nd->comms));
+	add(o, "refused_unknown_id", j_u64(nd->refused_unknown));
+	add(o, "refused_destroyed_id", j_u64(nd->refused_stale));
+	add(o, "refused_not_kcoll", j_u64(nd->refused_bad));
+	add(o, "duplicate_ids", j_u64(nd->dup_ids));
 	return o;
 }
 

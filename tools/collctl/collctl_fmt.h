@@ -25,6 +25,10 @@ void cc_print_comm(FILE *f, const struct cc_comm *c);
 /* detail: peers, last operations, model and configured algorithms too. */
 json_object *cc_comm_json(const struct cc_comm *c, bool detail);
 
+/* The node's listeners and the refusals they counted. */
+void cc_print_node(FILE *f, const struct cc_node *nd);
+json_object *cc_node_json(const struct cc_node *nd);
+
 /* One line per event, with a wall-clock time stamp. */
 void cc_print_event(FILE *f, const struct cc_event *ev, const char *stamp);
 json_object *cc_event_json(const struct cc_event *ev, const char *stamp);

@@ -31,6 +31,8 @@ struct cc_recv {
 	int (*fn)(const struct cc_event *ev, void *arg);
 	void *arg;
 	bool done;		/* fn asked to stop */
+	struct cc_node *node;	/* KCOLL_CMD_NODE_GET */
+	bool got_node;
 };
 
 static uint32_t a_u32(const struct nlattr *a)
@@ -197,6 +199,11 @@ int cc_parse_comm(struct nlmsghdr *nlh, struct cc_comm *c)
 	c->has_auth = tb[KCOLL_A_COMM_AUTH];
 	c->auth = a_u32(tb[KCOLL_A_COMM_AUTH]);
 	c->refused = a_u64(tb[KCOLL_A_COMM_REFUSED]);
+	if (tb[KCOLL_A_COMM_UNIQUE_ID] &&
+	    nla_len(tb[KCOLL_A_COMM_UNIQUE_ID]) == (int)sizeof(c->unique_id)) {
+		memcpy(c->unique_id, nla_data(tb[KCOLL_A_COMM_UNIQUE_ID]), sizeof(c->unique_id));
+		c->has_unique_id = true;
+	}
 	ret = tb[KCOLL_A_COMM_PEERS] ? parse_peers(tb[KCOLL_A_COMM_PEERS], c) : 0;
 	if (!ret && tb[KCOLL_A_COMM_LAST_OPS])
 		ret = parse_last_ops(tb[KCOLL_A_COMM_LAST_OPS], c);
@@ -238,6 +245,45 @@ int cc_parse_event(struct nlmsghdr *nlh, struct cc_event *ev)
 		ev->has_op = true;
 	}
 	return 0;
+}
+
+static int parse_listeners(struct nlattr *nest, struct cc_node *nd)
+{
+	struct nlattr *pos, *tb[KCOLL_LISTEN_A_MAX + 1];
+	int rem;
+
+	nla_for_each_nested(pos, nest, rem) {
+		struct cc_listener *l;
+
+		if (nla_type(pos) != KCOLL_A_NODE_LISTENER ||
+		    parse_nested(tb, KCOLL_LISTEN_A_MAX, pos))
+			return -EINVAL;
+		nd->nlisteners++;
+		if (nd->nlisteners > CC_NODE_LISTENERS)
+			continue;	/* counted, not kept */
+		l = &nd->listeners[nd->nlisteners - 1];
+		l->port = a_u32(tb[KCOLL_LISTEN_A_PORT]);
+		l->family = a_u32(tb[KCOLL_LISTEN_A_FAMILY]);
+		l->comms = a_u32(tb[KCOLL_LISTEN_A_COMMS]);
+	}
+	return 0;
+}
+
+int cc_parse_node(struct nlmsghdr *nlh, struct cc_node *nd)
+{
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct nlattr *tb[KCOLL_A_MAX + 1];
+
+	memset(nd, 0, sizeof(*nd));
+	if (!genlmsg_valid_hdr(nlh, 0) || gh->cmd != KCOLL_CMD_NODE_GET ||
+	    genlmsg_parse(nlh, 0, tb, KCOLL_A_MAX, NULL) || !tb[KCOLL_A_NODE_COMMS])
+		return -EINVAL;
+	nd->comms = a_u32(tb[KCOLL_A_NODE_COMMS]);
+	nd->refused_unknown = a_u64(tb[KCOLL_A_NODE_REFUSED_UNKNOWN]);
+	nd->refused_stale = a_u64(tb[KCOLL_A_NODE_REFUSED_STALE]);
+	nd->refused_bad = a_u64(tb[KCOLL_A_NODE_REFUSED_BAD]);
+	nd->dup_ids = a_u64(tb[KCOLL_A_NODE_DUP_IDS]);
+	return tb[KCOLL_A_NODE_LISTENERS] ? parse_listeners(tb[KCOLL_A_NODE_LISTENERS], nd) : 0;
 }
 
 void cc_comm_release(struct cc_comm *c)
@@ -337,9 +383,24 @@ static int on_comm(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-/* Send a KCOLL_CMD_COMM_GET (dump, or for id) and collect the replies. */
-static int request(struct cc_nl *nl, bool dump, uint64_t id, struct cc_recv *r,
-		   char *err, size_t errlen)
+static int on_node(struct nl_msg *msg, void *arg)
+{
+	struct cc_recv *r = arg;
+
+	if (cc_parse_node(nlmsg_hdr(msg), r->node)) {
+		r->perr = -EPROTO;
+		return NL_SKIP;
+	}
+	r->got_node = true;
+	return NL_OK;
+}
+
+/*
+ * Send @cmd (KCOLL_CMD_COMM_GET: a dump, or for @id) and collect the
+ * replies with @cb.
+ */
+static int request(struct cc_nl *nl, uint8_t cmd, bool dump, uint64_t id,
+		   nl_recvmsg_msg_cb_t cb, struct cc_recv *r, char *err, size_t errlen)
 {
 	struct nl_msg *msg = nlmsg_alloc();
 	int ret;
@@ -347,12 +408,12 @@ static int request(struct cc_nl *nl, bool dump, uint64_t id, struct cc_recv *r,
 	if (!msg)
 		return -ENOMEM;
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0, dump ? NLM_F_DUMP : 0,
-			 KCOLL_CMD_COMM_GET, KCOLL_GENL_VERSION) ||
-	    (!dump && nla_put_u64(msg, KCOLL_A_COMM_ID, id))) {
+			 cmd, KCOLL_GENL_VERSION) ||
+	    (cmd == KCOLL_CMD_COMM_GET && !dump && nla_put_u64(msg, KCOLL_A_COMM_ID, id))) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
-	nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, on_comm, r);
+	nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, cb, r);
 	nl_socket_modify_err_cb(nl->sk, NL_CB_CUSTOM, on_error, r);
 	ret = nl_send_auto(nl->sk, msg);
 	nlmsg_free(msg);
@@ -377,10 +438,22 @@ static int request(struct cc_nl *nl, bool dump, uint64_t id, struct cc_recv *r,
 	return 0;
 }
 
+int cc_nl_node(struct cc_nl *nl, struct cc_node *out, char *err, size_t errlen)
+{
+	struct cc_recv r = { .node = out };
+	int ret = request(nl, KCOLL_CMD_NODE_GET, false, 0, on_node, &r, err, errlen);
+
+	if (ret == -EOPNOTSUPP && err && errlen)
+		snprintf(err, errlen, "the loaded kcoll module has no node listeners to report");
+	if (!ret && !r.got_node)
+		ret = -EPROTO;
+	return ret;
+}
+
 int cc_nl_list(struct cc_nl *nl, struct cc_comm **comms, size_t *n, char *err, size_t errlen)
 {
 	struct cc_recv r = { 0 };
-	int ret = request(nl, true, 0, &r, err, errlen);
+	int ret = request(nl, KCOLL_CMD_COMM_GET, true, 0, on_comm, &r, err, errlen);
 
 	if (ret) {
 		cc_comms_free(r.comms, r.n);
@@ -394,7 +467,7 @@ int cc_nl_list(struct cc_nl *nl, struct cc_comm **comms, size_t *n, char *err, s
 int cc_nl_get(struct cc_nl *nl, uint64_t id, struct cc_comm *out, char *err, size_t errlen)
 {
 	struct cc_recv r = { 0 };
-	int ret = request(nl, false, id, &r, err, errlen);
+	int ret = request(nl, KCOLL_CMD_COMM_GET, false, id, on_comm, &r, err, errlen);
 
 	if (!ret && r.n != 1)
 		ret = -EPROTO;

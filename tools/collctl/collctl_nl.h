@@ -59,6 +59,8 @@ struct cc_comm {
 	bool has_auth;			/* KCOLL_A_COMM_AUTH sent */
 	uint32_t auth;			/* enum kcoll_comm_auth */
 	uint64_t refused;		/* connections refused */
+	bool has_unique_id;		/* KCOLL_A_COMM_UNIQUE_ID sent */
+	uint8_t unique_id[KCOLL_COMM_UID_BYTES];
 	uint32_t npeers;
 	struct cc_peer *peers;		/* [npeers], malloc'd */
 	uint32_t nlast;
@@ -82,6 +84,21 @@ struct cc_event {
 	struct cc_lastop op;
 };
 
+/* The node's listeners and the refusals no communicator is charged with. */
+#define CC_NODE_LISTENERS	16
+struct cc_listener {
+	uint32_t port;
+	uint32_t family;		/* KCOLL_AF_INET, KCOLL_AF_INET6 */
+	uint32_t comms;			/* communicators it accepts for */
+};
+
+struct cc_node {
+	uint32_t comms;			/* communicators registered */
+	uint64_t refused_unknown, refused_stale, refused_bad, dup_ids;
+	uint32_t nlisteners;		/* all of them; the first CC_NODE_LISTENERS kept */
+	struct cc_listener listeners[CC_NODE_LISTENERS];
+};
+
 struct cc_nl;
 
 /*
@@ -98,6 +115,8 @@ int cc_nl_list(struct cc_nl *nl, struct cc_comm **comms, size_t *n, char *err, s
 int cc_nl_get(struct cc_nl *nl, uint64_t id, struct cc_comm *out, char *err, size_t errlen);
 void cc_comm_release(struct cc_comm *c);
 void cc_comms_free(struct cc_comm *comms, size_t n);
+/* The node's listeners and refusals; -EOPNOTSUPP from a module without them. */
+int cc_nl_node(struct cc_nl *nl, struct cc_node *out, char *err, size_t errlen);
 
 /*
  * Join the "events" group and call fn for each event until it returns
@@ -110,5 +129,6 @@ int cc_nl_monitor(struct cc_nl *nl, int (*fn)(const struct cc_event *ev, void *a
 /* Parsers of one message: 0, or -EINVAL when it is not what it claims. */
 int cc_parse_comm(struct nlmsghdr *nlh, struct cc_comm *out);
 int cc_parse_event(struct nlmsghdr *nlh, struct cc_event *out);
+int cc_parse_node(struct nlmsghdr *nlh, struct cc_node *out);
 
 #endif /* COLLCTL_NL_H */

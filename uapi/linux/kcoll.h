@@ -133,6 +133,10 @@ enum kcoll_level {
 #define KCOLL_FEAT_IPV6		0x4ULL	/* IPv6 rank addresses */
 #define KCOLL_FEAT_ALLTOALLV	0x8ULL
 #define KCOLL_FEAT_AUTH		0x10ULL	/* kcoll_comm_create.secret */
+#define KCOLL_FEAT_UID		0x20ULL	/* kcoll_comm_create.uid, one listener per node */
+
+/* Bytes of kcoll_comm_create.uid (KCOLL_UID_BYTES of kcoll_wire.h). */
+#define KCOLL_COMM_UID_BYTES	16
 
 /* Bounds of kcoll_comm_create.secret_len, in bytes. */
 #define KCOLL_SECRET_MIN	16
@@ -160,6 +164,9 @@ enum kcoll_level {
  * @connect_timeout_ms: out: current default connection set-up timeout
  * @version: out: module version as (major << 16) | (minor << 8) | patch
  * @pad: zero (EINVAL otherwise)
+ * @listen_port: out: the port of the node's listener for ranks whose
+ *	rank-table port is 0 (module parameter listen_port)
+ * @pad2: out: zero
  *
  * Every field but @size and @pad is output only: what the caller puts
  * there is ignored.
@@ -181,6 +188,8 @@ struct kcoll_info {
 	__u32 connect_timeout_ms;
 	__u32 version;
 	__u32 pad;
+	__u32 listen_port;
+	__u32 pad2;
 };
 
 /* Address families of struct kcoll_rank. */
@@ -192,7 +201,9 @@ struct kcoll_info {
  * @addr: the rank's RoCE address in network byte order: IPv4 in
  *	addr[0..3] (the rest zero), IPv6 in all 16 bytes
  * @family: KCOLL_AF_INET or KCOLL_AF_INET6
- * @port: rdma_cm port (TCP port space) the rank listens on, 1..65535
+ * @port: rdma_cm port (TCP port space) of the rank's node listener,
+ *	1..65535, or 0 for the module's listen_port (kcoll_info.listen_port);
+ *	ranks and communicators may share one
  * @server_id: server label; ranks of one server are contiguous
  * @pod_id: super-node label; servers of one super-node are contiguous
  */
@@ -232,6 +243,20 @@ struct kcoll_rank {
  *	0 for none
  * @secret_len: KCOLL_SECRET_MIN..KCOLL_SECRET_MAX with @secret, else 0
  * @pad: zero
+ * @uid: the communicator's id, the same on every rank: random bytes drawn
+ *	by one rank and distributed with the rank table (as an ncclUniqueId;
+ *	coll_comm_init_oob() does it).  All zero (or a caller that does not
+ *	know the field): the id is derived from the rank table (SHA-256), so
+ *	two communicators of one table are one id.  Not a secret: it names
+ *	the communicator on the wire; the secret proves membership.
+ *
+ * Every node has one rdma_cm listener per network namespace and port,
+ * shared by all communicators; a connection request names the
+ * communicator (@uid) and the rank it wants, and is handed to that
+ * communicator only.  A request for an id not (yet) created here is
+ * refused with ENOENT and retried by the peer until its connect timeout;
+ * one for a destroyed id with ESTALE, which ends the peer's creation.
+ * Refusals are counted (collctl show).
  *
  * Blocks until every peer is connected, at most @connect_timeout_ms,
  * interruptibly.  Meanwhile the file's other ioctls do not wait:
@@ -255,7 +280,10 @@ struct kcoll_rank {
  * one), EINVAL (bad field; the kernel log says which), EBADF (@eventfd),
  * EADDRNOTAVAIL (the address of @rank is not an address of this node),
  * EACCES (the port of @rank is below 1024 and the caller lacks
- * CAP_NET_BIND_SERVICE), EADDRINUSE (the port of @rank is taken),
+ * CAP_NET_BIND_SERVICE), EADDRINUSE (the port of @rank is taken by
+ * something other than kcoll), EEXIST (a communicator with this @uid and
+ * @rank exists in this network namespace), ESTALE (a peer's communicator
+ * of this @uid was destroyed),
  * ETIMEDOUT, EHOSTUNREACH, ECONNREFUSED, ECONNRESET (a peer left during
  * set-up), EINTR (a signal; after a handler with SA_RESTART the
  * creation starts over by itself), ECANCELED (KCOLL_IOC_ABORT or close()
@@ -281,6 +309,7 @@ struct kcoll_comm_create {
 	__u64 secret;
 	__u32 secret_len;
 	__u32 pad;
+	__u8 uid[KCOLL_COMM_UID_BYTES];
 };
 
 /* kcoll_mem_reg.flags: pin for reading only (a send buffer). */

@@ -65,6 +65,9 @@
  *	KCOLL_LASTOP_A_FALLBACK and KCOLL_LASTOP_A_NOTE: which levels, what
  *	ran instead and why).  Once per communicator and kind of operation
  *	(enum kcoll_op): the later ones show in KCOLL_A_COMM_LAST_OPS only
+ * @KCOLL_CMD_NODE_GET: request (no attributes): the node's listeners and
+ *	the refusals no communicator can be charged with; reply: one message
+ *	with every KCOLL_A_NODE_* attribute (any user may ask)
  * @__KCOLL_CMD_MAX: sentinel
  */
 enum kcoll_genl_cmd {
@@ -75,6 +78,7 @@ enum kcoll_genl_cmd {
 	KCOLL_CMD_EVENT_OP_FAIL,
 	KCOLL_CMD_EVENT_PEER_LOST,
 	KCOLL_CMD_EVENT_ALGO_FALLBACK,
+	KCOLL_CMD_NODE_GET,
 	__KCOLL_CMD_MAX
 };
 
@@ -159,7 +163,19 @@ enum kcoll_peer_state {
  * @KCOLL_A_COMM_AUTH: u32, enum kcoll_comm_auth: how peers were admitted
  * @KCOLL_A_COMM_REFUSED: u64, connections refused: from another address
  *	than the rank table's, with other parameters, or without the proof
- *	that they know the secret
+ *	that they know the secret, or claiming a rank already connected
+ * @KCOLL_A_COMM_UNIQUE_ID: binary, KCOLL_COMM_UID_BYTES: the id that names
+ *	the communicator on the wire (struct kcoll_comm_create.uid)
+ * @KCOLL_A_NODE_COMMS: u32, communicators registered with the listeners
+ * @KCOLL_A_NODE_REFUSED_UNKNOWN: u64, requests for an id and rank not
+ *	here (a peer faster than the communicator's creation, or a stranger)
+ * @KCOLL_A_NODE_REFUSED_STALE: u64, requests for a destroyed communicator
+ * @KCOLL_A_NODE_REFUSED_BAD: u64, requests that were not kcoll's of this
+ *	version
+ * @KCOLL_A_NODE_DUP_IDS: u64, creations refused because the id and rank
+ *	exist (EEXIST)
+ * @KCOLL_A_NODE_LISTENERS: nest of KCOLL_A_NODE_LISTENER
+ * @KCOLL_A_NODE_LISTENER: nest of enum kcoll_listen_attr
  * @__KCOLL_A_MAX: sentinel
  */
 enum kcoll_genl_attr {
@@ -192,10 +208,37 @@ enum kcoll_genl_attr {
 	KCOLL_A_EVENT_OP,
 	KCOLL_A_COMM_AUTH,
 	KCOLL_A_COMM_REFUSED,
+	KCOLL_A_COMM_UNIQUE_ID,
+	KCOLL_A_NODE_COMMS,
+	KCOLL_A_NODE_REFUSED_UNKNOWN,
+	KCOLL_A_NODE_REFUSED_STALE,
+	KCOLL_A_NODE_REFUSED_BAD,
+	KCOLL_A_NODE_DUP_IDS,
+	KCOLL_A_NODE_LISTENERS,
+	KCOLL_A_NODE_LISTENER,
 	__KCOLL_A_MAX
 };
 
 #define KCOLL_A_MAX	(__KCOLL_A_MAX - 1)
+
+/**
+ * enum kcoll_listen_attr - one listener of the node (KCOLL_A_NODE_LISTENER)
+ * @KCOLL_LISTEN_A_UNSPEC: unused
+ * @KCOLL_LISTEN_A_PORT: u32, its rdma_cm port
+ * @KCOLL_LISTEN_A_FAMILY: u32, KCOLL_AF_INET or KCOLL_AF_INET6 (it listens
+ *	on every address of that family)
+ * @KCOLL_LISTEN_A_COMMS: u32, communicators it accepts connections for
+ * @__KCOLL_LISTEN_A_MAX: sentinel
+ */
+enum kcoll_listen_attr {
+	KCOLL_LISTEN_A_UNSPEC,
+	KCOLL_LISTEN_A_PORT,
+	KCOLL_LISTEN_A_FAMILY,
+	KCOLL_LISTEN_A_COMMS,
+	__KCOLL_LISTEN_A_MAX
+};
+
+#define KCOLL_LISTEN_A_MAX	(__KCOLL_LISTEN_A_MAX - 1)
 
 /**
  * enum kcoll_comm_auth - KCOLL_A_COMM_AUTH

@@ -6,15 +6,22 @@
  * when they connect, kept here so that tools (and the tests, which play
  * impostors) can speak it.  All integers are little-endian.
  *
- * Rank r connects to every lower rank (rdma_cm, RC, port space TCP):
+ * Rank r connects to every lower rank (rdma_cm, RC, port space TCP).  Each
+ * node has one listener per network namespace and port (the rank table's
+ * port, 0 for the module's listen_port), shared by every communicator:
+ * the request names the communicator by its 128-bit id and the rank it
+ * wants, and the listener hands it to that communicator or refuses it.
  *
  *   1. the connecting rank A sends struct kcoll_cm_req in the CM REQ's
  *	private data, with a fresh random nonce;
- *   2. the accepting rank P checks the parameters and that the request
- *	comes from the address the rank table gives for A's rank, and
- *	accepts with struct kcoll_cm_rep: its own fresh nonce and, when
- *	the communicator has a secret, the MAC that proves P knows it;
- *   3. A checks that MAC and, once connected, sends struct kcoll_auth_msg
+ *   2. the node of the accepting rank P looks up the communicator (id,
+ *	rank P); none: it rejects with struct kcoll_cm_rej, errno ENOENT
+ *	(not created yet: A retries) or ESTALE (destroyed: A gives up);
+ *   3. P checks the parameters and that the request comes from the
+ *	address the rank table gives for A's rank, and accepts with struct
+ *	kcoll_cm_rep: its own fresh nonce and, when the communicator has a
+ *	secret, the MAC that proves P knows it;
+ *   4. A checks that MAC and, once connected, sends struct kcoll_auth_msg
  *	as the first message on the QP (a SEND without immediate data): the
  *	MAC that proves A knows the secret.  P takes no data before it.
  *
@@ -25,9 +32,10 @@
  * before it takes anything else from that peer.
  *
  * Both MACs are HMAC-SHA256 keyed with the secret over struct
- * kcoll_auth_input, which binds both nonces, both ranks, the parameters
- * and a digest of the whole rank table; a replayed message answers a
- * nonce the other side no longer uses.
+ * kcoll_auth_input, which binds both nonces, both ranks, the parameters,
+ * the communicator's id and a digest of the whole rank table; a replayed
+ * message answers a nonce the other side no longer uses.  The id names
+ * the communicator in the clear; only the secret proves membership.
  */
 #ifndef _UAPI_LINUX_KCOLL_WIRE_H
 #define _UAPI_LINUX_KCOLL_WIRE_H
@@ -36,8 +44,15 @@
 
 #define KCOLL_CM_MAGIC		0x6b636f6cU	/* "kcol" */
 #define KCOLL_AUTH_MAGIC	0x6b636175U	/* "kcau" */
-/* 2: nonces and MACs (authentication), the data messages' operation header. */
-#define KCOLL_CM_VERSION	2
+/*
+ * 2: nonces and MACs (authentication), the data messages' operation header.
+ * 3: the communicator's id and the wanted rank in the request (one
+ *    listener per node), struct kcoll_cm_rej.
+ */
+#define KCOLL_CM_VERSION	3
+
+/* Bytes of a communicator's id. */
+#define KCOLL_UID_BYTES		16
 
 #define KCOLL_NONCE_BYTES	16
 #define KCOLL_MAC_BYTES		32	/* HMAC-SHA256 */
@@ -46,25 +61,33 @@
 #define KCOLL_CM_F_AUTH		0x1U	/* the communicator has a secret */
 
 /**
- * struct kcoll_cm_req - private data of the connection request (56 bytes
- *	at most on IB and RoCE)
+ * struct kcoll_cm_req - private data of the connection request: 56 bytes,
+ *	all that IB and RoCE carry (92 minus rdma_cm's 36-byte header)
  * @magic: KCOLL_CM_MAGIC
  * @version: KCOLL_CM_VERSION
+ * @len: sizeof(struct kcoll_cm_req): the receiver sees the private data
+ *	zero-padded to the transport's size
+ * @slots: receive slots per peer (1..64), the same on every rank
+ * @flags: KCOLL_CM_F_*
+ * @uid: the communicator's id (struct kcoll_comm_create.uid)
  * @rank: the connecting rank
+ * @dst: the rank it wants (several ranks of one communicator may share a
+ *	node's listener)
  * @nranks: ranks of the communicator
  * @chunk_bytes: message size, the same on every rank
- * @slots: receive slots per peer, the same on every rank
- * @flags: KCOLL_CM_F_*
  * @nonce: fresh random bytes of the connecting rank
  */
 struct kcoll_cm_req {
 	__le32 magic;
-	__le32 version;
+	__u8 version;
+	__u8 len;
+	__u8 slots;
+	__u8 flags;
+	__u8 uid[KCOLL_UID_BYTES];
 	__le32 rank;
+	__le32 dst;
 	__le32 nranks;
 	__le32 chunk_bytes;
-	__le32 slots;
-	__le32 flags;
 	__u8 nonce[KCOLL_NONCE_BYTES];
 };
 
@@ -81,6 +104,21 @@ struct kcoll_cm_rep {
 };
 
 /**
+ * struct kcoll_cm_rej - private data of a refusal by the node's listener
+ * @magic: KCOLL_CM_MAGIC
+ * @version: KCOLL_CM_VERSION
+ * @err: why, a positive errno: ENOENT (no communicator of that id and
+ *	rank here yet), ESTALE (it was destroyed), EPROTO (not a request
+ *	this version understands), EBUSY (that rank is already connected or
+ *	connecting), EACCES (parameters, address or secret do not match)
+ */
+struct kcoll_cm_rej {
+	__le32 magic;
+	__le32 version;
+	__le32 err;
+};
+
+/**
  * struct kcoll_auth_msg - the connecting rank's proof, the first message
  * @magic: KCOLL_AUTH_MAGIC
  * @version: KCOLL_CM_VERSION
@@ -93,7 +131,7 @@ struct kcoll_auth_msg {
 };
 
 /* The label that starts every MAC input. */
-#define KCOLL_AUTH_LABEL	"kcoll-auth-v2"
+#define KCOLL_AUTH_LABEL	"kcoll-auth-v3"
 
 /**
  * struct kcoll_auth_input - what both MACs are computed over
@@ -105,6 +143,7 @@ struct kcoll_auth_msg {
  * @nranks: ranks of the communicator
  * @chunk_bytes: its message size
  * @slots: its receive slots per peer
+ * @uid: the communicator's id
  * @table: SHA-256 of the rank table: struct kcoll_rank (uapi/linux/kcoll.h)
  *	of every rank in rank order, each exactly as the ABI lays it out
  * @nonce_active: struct kcoll_cm_req.nonce
@@ -119,6 +158,7 @@ struct kcoll_auth_input {
 	__le32 nranks;
 	__le32 chunk_bytes;
 	__le32 slots;
+	__u8 uid[KCOLL_UID_BYTES];
 	__u8 table[32];
 	__u8 nonce_active[KCOLL_NONCE_BYTES];
 	__u8 nonce_passive[KCOLL_NONCE_BYTES];
