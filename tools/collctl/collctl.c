@@ -48,7 +48,7 @@
 #include "kc_topo.h"
 
 static const char *const tunables[] = {
-	"algo", "chunk_bytes", "slots", "timeout_ms", "connect_timeout_ms",
+	"algo", "chunk_bytes", "slots", "timeout_ms", "connect_timeout_ms", "listen_port",
 	"level0_alpha_ns", "level0_gbps", "level0_reduce_gbps",
 	"level1_alpha_ns", "level1_gbps", "level1_reduce_gbps",
 	"level2_alpha_ns", "level2_gbps", "level2_reduce_gbps",
