@@ -152,7 +152,9 @@ static bool dev_ports(struct doctor *d, const char *dev, char *list, size_t llen
 	n = scandir(dir, &ent, numeric, by_number);
 	if (n < 0) {
 		if (used < llen)
-			snprintf(list + used, llen - used, "%s%s: no ports", used ? "; " : "", dev);
+			snprintf(list + used, llen - used, "%s%s: %s", used ? "; " : "", dev,
+				 errno == ENOENT ? "no such RDMA device (or no ports)" :
+				 strerror(errno));
 		return false;
 	}
 	for (i = 0; i < n; i++) {
