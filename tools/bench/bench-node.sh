@@ -282,6 +282,7 @@ if [ -n "${BENCH_CONTENDERS:-}" ]; then
 	for c in "${contenders[@]}"; do
 		[[ " $BENCH_CONTENDERS " == *" $c "* ]] && keep+=("$c")
 	done
+	((${#keep[@]})) || { log "BENCH_CONTENDERS='$BENCH_CONTENDERS' names none of ${contenders[*]}"; exit 1; }
 	contenders=("${keep[@]}")
 fi
 for ((rep = FIRST; rep < FIRST + REPS; rep++)); do

@@ -55,6 +55,13 @@ NODES=${BENCH_NODES:-4}
 MODULE=$TOP/kcoll.ko
 [ "$KVER" = 6.1 ] || MODULE=$TOP/build/kmod-$KVER/kcoll.ko
 
+known="link ucx tcp mpi.kcoll kcoll forced tuned calibrated"
+for c in ${BENCH_CONTENDERS:-}; do
+	[[ " $known " == *" $c "* ]] ||
+		{ echo "run-bench: BENCH_CONTENDERS: no contender '$c' ($known)" >&2; exit 1; }
+done
+((NODES >= 2)) || { echo "run-bench: BENCH_NODES=$NODES: at least 2" >&2; exit 1; }
+
 for f in "$MODULE" "$TOP/build/bin/coll-perf" "$OUT/mpi_coll_bench" "$OUT/bench_reduce" \
 	"$TOP/build/lib/libcoll-mpi-openmpi.so"; do
 	[ -e "$f" ] || { echo "run-bench: $f is missing (make bench builds it)" >&2; exit 1; }
