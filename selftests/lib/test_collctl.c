@@ -3,8 +3,10 @@
  * collctl without the module: its parsers of the kcoll family's messages
  * (fed messages built here with libnl, as the module would send them),
  * its text and JSON output, explain on the built-in and on a sysfs link
- * model (a fake -S directory), and the messages it gives when the module
- * or the family is absent (runs the binary in $COLLCTL_BIN).
+ * model (a fake -S directory), the messages it gives when the module
+ * or the family is absent, and doctor on a fake /sys tree (--root): the
+ * device, port and address libcoll would use, exit status 1 without an
+ * active port (runs the binary in $COLLCTL_BIN).
  */
 /* The harness's macros expand to functions without prototypes and compare mixed signs. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
@@ -813,6 +815,117 @@ TEST(explain_takes_the_link_model_from_sysfs)
 	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "level1   NA          fullmesh")) TH_LOG("%s", r.out);
 	snprintf(args, sizeof(args), "rm -rf %s", dir);
+	EXPECT_EQ(0, system(args));
+}
+
+/* ---------------------------------------------------- doctor, fake /sys */
+
+static void put_file(const char *root, const char *rel, const char *text)
+{
+	char path[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* Port 1 of @dev under @root/class/infiniband: a link-local GID 0, GID 1 @gid1 (RoCE v2). */
+static void doctor_port(const char *root, const char *dev, const char *state, const char *gid1)
+{
+	static const char *const files[][2] = {
+		{ "link_layer", "Ethernet\n" },
+		{ "gids/0", "fe80:0000:0000:0000:5054:00ff:fe12:3456\n" },
+		{ "gid_attrs/types/0", "RoCE v2\n" },
+		{ "gid_attrs/ndevs/0", "eth0\n" },
+		{ "gid_attrs/types/1", "RoCE v2\n" },
+		{ "gid_attrs/ndevs/1", "eth0\n" },
+	};
+	char rel[256];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/%s", dev, files[i][0]);
+		put_file(root, rel, files[i][1]);
+	}
+	snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/state", dev);
+	put_file(root, rel, state);
+	snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/gids/1", dev);
+	put_file(root, rel, gid1);
+}
+
+TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
+{
+	char root[] = "/tmp/test_collctl.doctor.XXXXXX", args[512];
+	struct run r;
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	unsetenv("KCOLL_DEVICE");
+	unsetenv("KCOLL_ADDR");
+	unsetenv("KCOLL_SECRET_FILE");
+	unsetenv("KCOLL_SECRET");
+	/* a port that is down: no device, no address, exit status 1 */
+	doctor_port(root, "mlx5_0", "1: DOWN\n", "0000:0000:0000:0000:0000:ffff:0a00:0009\n");
+	snprintf(args, sizeof(args), "-D /nonexistent/kcoll doctor --root %s", root);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(1, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "rdma device  problem  no active Ethernet (RoCE) port "
+			       "with an address: mlx5_0 port 1: 1: DOWN, Ethernet"))
+		TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "address      problem")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "module       problem  /dev/kcoll does not exist") ||
+			strstr(r.out, "/nonexistent/kcoll does not exist")) TH_LOG("%s", r.out);
+	/* no listen_port parameter: no line */
+	EXPECT_EQ(NULL, strstr(r.out, "listen port")) TH_LOG("%s", r.out);
+
+	/* an active one after it: the device, port and address libcoll takes */
+	doctor_port(root, "rxe0", "4: ACTIVE\n", "0000:0000:0000:0000:0000:ffff:0a00:020f\n");
+	doctor_port(root, "rxe1", "4: ACTIVE\n", "fd00:0000:0000:0000:0000:0000:0000:0010\n");
+	put_file(root, "module/kcoll/parameters/listen_port", "4791\n");
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "rdma device  ok       rxe0 port 1: 4: ACTIVE, Ethernet"))
+		TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "address      ok       10.0.2.15 ")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "listen port  ok       4791")) TH_LOG("%s", r.out);
+	/* the module is the one check that fails (-D names no device): status 1 */
+	EXPECT_EQ(1, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "module       problem")) TH_LOG("%s", r.out);
+
+	/* the named device, in JSON; the secret is never printed */
+	setenv("KCOLL_SECRET", "doctor-must-not-print-this", 1);
+	snprintf(args, sizeof(args), "-D /nonexistent/kcoll -j doctor --root %s "
+		 "--rdma-device rxe1", root);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(1, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "\"address\":\"fd00::10\"")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "\"rdma_device\":\"rxe1\"")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "\"listen_port\":4791")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "\"problems\":1")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "KCOLL_SECRET (from the environment")) TH_LOG("%s", r.out);
+	EXPECT_EQ(NULL, strstr(r.out, "doctor-must-not-print-this")) TH_LOG("%s", r.out);
+	unsetenv("KCOLL_SECRET");
+
+	/* KCOLL_DEVICE naming a device whose port is down */
+	setenv("KCOLL_DEVICE", "mlx5_0", 1);
+	snprintf(args, sizeof(args), "-D /nonexistent/kcoll doctor --root %s", root);
+	ASSERT_EQ(0, run(&r, args));
+	unsetenv("KCOLL_DEVICE");
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "rdma device  problem")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "address      problem  RDMA device mlx5_0 (KCOLL_DEVICE)"))
+		TH_LOG("%s", r.out);
+
+	ASSERT_EQ(0, run(&r, "doctor --nosuch"));
+	EXPECT_EQ(2, r.status);
+	snprintf(args, sizeof(args), "rm -rf %s", root);
 	EXPECT_EQ(0, system(args));
 }
 

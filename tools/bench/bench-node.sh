@@ -13,6 +13,9 @@
 #            ib_send_lat on the same two pairs
 #   ucx      Open MPI, pml ucx, rc_verbs on rxe0 (mpi_coll_bench)
 #   tcp      Open MPI, pml ob1, btl tcp on eth0 (mpi_coll_bench)
+#   mpi.kcoll  the tcp contender's command line with libcoll-mpi preloaded:
+#            the same program's collectives over kcoll (the MPI layer);
+#            it must route, or the phase fails loudly (check_routed)
 #   kcoll    coll-perf, automatic selection, every op
 #   forced   coll-perf AllReduce with each algorithm of BENCH_ALGOS forced
 #   tuned    coll-perf AllReduce, automatic, with the module defaults of
@@ -22,7 +25,8 @@
 #            through sysfs for the phase, restored afterwards; every other
 #            contender runs on the module's default model)
 # Raw output: out/rank.0/rep<R>/<contender>...txt, parsed by
-# tools/bench/bench-report.py.
+# tools/bench/bench-report.py.  BENCH_CONTENDERS="ucx tcp ..." runs only
+# those (default every one).
 set -u
 R=/kcvm/run
 
@@ -55,6 +59,8 @@ export BENCH_SSH_KEY=${BENCH_SSH_KEY:?}
 RSH=$TOP/tools/bench/rsh.sh
 COLL_PERF=$TOP/build/bin/coll-perf
 MPI_BENCH=$TOP/build/bench/mpi_coll_bench
+# libcoll-mpi for Open MPI (make libcoll-mpi), preloaded by mpi.kcoll.
+MPI_PRELOAD=$TOP/build/lib/libcoll-mpi-openmpi.so
 NN=${KCOLL_NNODES:-4}
 
 log() { echo "bench: $(date +%T) $*"; }
@@ -76,6 +82,15 @@ mpi_ucx=(--mca pml ucx --mca btl "^openib,ofi,uct,tcp" --mca osc "^ucx"
 	-x "UCX_TLS=rc_verbs,ud_verbs,self,sm" -x UCX_NET_DEVICES=rxe0:1
 	-x UCX_IB_GID_INDEX=0 -x UCX_WARN_UNUSED_ENV_VARS=n)
 mpi_tcp=(--mca pml ob1 --mca btl "tcp,self,vader" --mca btl_tcp_if_include eth0)
+# Open MPI with libcoll-mpi: the tcp contender plus the preload, so that
+# the preload is the only difference from mpi.tcp.  What stays in Open MPI
+# (the preload's bootstrap allgather, mpi_coll_bench's reductions of its
+# timings, any fallback) goes over TCP on eth0 rather than UCX on rxe0:
+# UCX would open its own QPs and register memory on the soft-RoCE device
+# kcoll uses and its progress polling would take the one vCPU from the
+# kernel work of kcoll, charging the layer for UCX.  KCOLL_MPI_VERBOSE=1
+# prints the routed/fallback counts that check_routed reads.
+mpi_kcoll=("${mpi_tcp[@]}" -x "LD_PRELOAD=$MPI_PRELOAD" -x KCOLL_MPI_VERBOSE=1)
 
 # Info for the report header (once per boot).
 [ "$KCOLL_RANK" = 0 ] && {
@@ -167,6 +182,25 @@ run_mpi() { # DIR NAME ARGS...
 		>"$d/$name.txt" 2>&1 || log "$name failed (rc $?)"
 }
 
+# The mpi.kcoll run of DIR must have routed every op of mpi_coll_bench to
+# kcoll (with the module loaded on every rank); otherwise it measured
+# plain Open MPI under another name: say so loudly and leave
+# DIR/mpi.kcoll-unrouted.txt (bench-report.py checks the counts itself
+# too, leaves those numbers out and exits 1).
+check_routed() { # DIR
+	local f=$1/mpi.kcoll.txt op why=""
+	[ "$KCOLL_RANK" = 0 ] || return 0
+	grep -q "^kcoll-mpi: calls of $NN ranks (kcoll module loaded)" "$f" ||
+		why="no 'kcoll-mpi: calls of $NN ranks (kcoll module loaded)' line"
+	for op in allreduce allgather reduce_scatter_block bcast; do
+		grep -q "^kcoll-mpi: $op: [1-9][0-9]* routed" "$f" || why+="${why:+; }$op: none routed"
+	done
+	[ -z "$why" ] && return 0
+	echo "$why" >"$1/mpi.kcoll-unrouted.txt"
+	log "mpi.kcoll DID NOT ROUTE to kcoll ($why): its numbers are plain Open MPI's"
+	grep '^kcoll-mpi' "$f" | sed 's/^/bench:   /'
+}
+
 # coll-perf on every rank, in two bands (iterations per size are fixed
 # per invocation), and MAXB alone when it is off the grid (coll-perf's
 # sweep, like nccl-tests', stops at the last step).  Only rank 0 keeps
@@ -241,8 +275,16 @@ cpu_snap() { # FILE
 	} >"$1"
 }
 
-contenders=(link ucx tcp kcoll forced tuned)
+contenders=(link ucx tcp mpi.kcoll kcoll forced tuned)
 [ -n "$calib" ] && contenders+=(calibrated)
+if [ -n "${BENCH_CONTENDERS:-}" ]; then
+	keep=()
+	for c in "${contenders[@]}"; do
+		[[ " $BENCH_CONTENDERS " == *" $c "* ]] && keep+=("$c")
+	done
+	((${#keep[@]})) || { log "BENCH_CONTENDERS='$BENCH_CONTENDERS' names none of ${contenders[*]}"; exit 1; }
+	contenders=("${keep[@]}")
+fi
 for ((rep = FIRST; rep < FIRST + REPS; rep++)); do
 	d=$OUT/rep$rep
 	mkdir -p "$d/cpu"
@@ -250,19 +292,20 @@ for ((rep = FIRST; rep < FIRST + REPS; rep++)); do
 	order=("${contenders[@]:k}" "${contenders[@]:0:k}")
 	for c in "${order[@]}"; do
 		t0=$(date +%s)
-		case $c in ucx|tcp) ;; *) sync_phase "$rep.$c" ;; esac
+		case $c in ucx|tcp|mpi.kcoll) ;; *) sync_phase "$rep.$c" ;; esac
 		cpu_snap "$d/cpu/$KCOLL_RANK.$c.start"
 		case $c in
 		link) run_link "$d" ;;
 		ucx) run_mpi "$d" mpi.ucx "${mpi_ucx[@]}" ;;
 		tcp) run_mpi "$d" mpi.tcp "${mpi_tcp[@]}" ;;
+		mpi.kcoll) run_mpi "$d" mpi.kcoll "${mpi_kcoll[@]}" && check_routed "$d" ;;
 		kcoll) run_ops "$d" auto "$OPS" ;;
 		forced) run_forced "$d" ;;
 		tuned) run_with_defaults "$d" tuned "$TUNE" allreduce ;;
 		calibrated) run_with_defaults "$d" calibrated "$calib" "$OPS" ;;
 		esac
 		# Rank 0 alone runs an MPI phase; the others wait for its end.
-		case $c in ucx|tcp) sync_phase "$rep.$c.done" ;; esac
+		case $c in ucx|tcp|mpi.kcoll) sync_phase "$rep.$c.done" ;; esac
 		cpu_snap "$d/cpu/$KCOLL_RANK.$c.end"
 		if [ "$KCOLL_RANK" = 0 ]; then
 			log "rep $rep $c: $(( $(date +%s) - t0 )) s"

@@ -6,11 +6,15 @@ Usage: bench-report.py OUTDIR
 
 Reads OUTDIR/host-info.txt and OUTDIR/runs/boot*/out/rank.0/ (vm-info.txt,
 bench-reduce.txt, rep*/...), writes OUTDIR/report.md (header, one table per
-op, the targets of Documentation/benchmark.md, auto-selection regret), OUTDIR/bench.json
+op, the MPI layer's table per op (Open MPI with libcoll-mpi preloaded
+against plain Open MPI and coll-perf), the targets of
+Documentation/benchmark.md, auto-selection regret), OUTDIR/bench.json
 (every raw number and every statistic) and OUTDIR/busbw.png (gnuplot,
 busbw against size per op).  Every point is the median over the
 repetitions with min and max; a value a run did not produce is "-".
-Exit status 1 if any contender reported a wrong element.
+Exit status 1 if any contender reported a wrong element, or if a run of
+the mpi.kcoll contender did not route every op to kcoll (its numbers,
+plain Open MPI's, are then left out).
 """
 import glob
 import json
@@ -26,15 +30,24 @@ OPS = ["allreduce", "allgather", "reducescatter", "broadcast"]
 MIB = 1 << 20
 # The benchmark's targets (Documentation/benchmark.md; ratios from the same run).
 T_AR_UCX, T_AR_TCP, T_AR_LINK, T_LAT, T_AGRS = 1.5, 1.0, 0.85, 0.7, 1.3
+# Issue 24: Open MPI with libcoll-mpi within 5% of coll-perf's time, every size.
+T_LAYER = 1.05
+# mpi_coll_bench's ops as KCOLL_MPI_VERBOSE=1 names them.
+MPI_OP = {"allreduce": "allreduce", "allgather": "allgather",
+          "reducescatter": "reduce_scatter_block", "broadcast": "bcast"}
+# The mpi.kcoll contender of bench-node.sh, as parse_rep names it.
+LAYER = "ompi-kcoll"
 GB = 1e9
 PERFTEST_MB = 1 << 20           # perftest's MB/sec is MiB/s
 BUS = {}
+NODES = [4]
 
 
 def set_bus_factors(n):
     """nccl-tests busbw factors for n ranks, as coll-perf and mpi_coll_bench."""
     BUS.update({"allreduce": 2.0 * (n - 1) / n, "allgather": (n - 1) / n,
                 "reducescatter": (n - 1) / n, "broadcast": 1.0})
+    NODES[0] = n
 
 
 def read_kv(path):
@@ -51,10 +64,44 @@ def add(store, key, size, rep, rec):
     store.setdefault(key, {}).setdefault(size, {})[rep] = rec
 
 
-def parse_rep(rep, d, raw):
-    """Fill raw[contender][op][size][rep] = {time_us, algbw, busbw, wrong}."""
+def parse_routing(path):
+    """The KCOLL_MPI_VERBOSE=1 lines of an mpi.kcoll run: module loaded?,
+    ranks, and per op [routed, fell back, reasons]."""
+    r = {"module": False, "nranks": None, "ops": {}, "lines": []}
+    for line in open(path, errors="replace"):
+        if not line.startswith("kcoll-mpi: "):
+            continue
+        r["lines"].append(line.strip())
+        m = re.match(r"kcoll-mpi: calls of (\d+) ranks \((.*)\)", line)
+        if m:
+            r["nranks"], r["module"] = int(m.group(1)), m.group(2) == "kcoll module loaded"
+            continue
+        m = re.match(r"kcoll-mpi: (\w+): (\d+) routed, (\d+) fell back(?: \((.*)\))?", line)
+        if m:
+            r["ops"][m.group(1)] = [int(m.group(2)), int(m.group(3)), m.group(4) or ""]
+    return r
+
+
+def unrouted(rt, ops):
+    """Why the mpi.kcoll run did not measure kcoll, or None when it did."""
+    why = []
+    if rt is None or not rt["lines"]:
+        why.append("no KCOLL_MPI_VERBOSE counts (preload not loaded?)")
+    elif not rt["module"]:
+        why.append("libcoll-mpi saw no kcoll module")
+    for op in sorted(ops):
+        if rt and rt["lines"] and rt["ops"].get(MPI_OP[op], [0])[0] == 0:
+            why.append("%s: none routed" % MPI_OP[op])
+    return "; ".join(why) or None
+
+
+def parse_rep(rep, d, raw, routing=None):
+    """Fill raw[contender][op][size][rep] = {time_us, algbw, busbw, wrong};
+    routing[rep] = the mpi.kcoll run's counts, with "unrouted" = why it did
+    not measure kcoll (its numbers are then not in raw)."""
     for f in glob.glob(os.path.join(d, "mpi.*.txt")):
         name = "ompi-" + os.path.basename(f).split(".")[1]
+        recs = {}
         for line in open(f, errors="replace"):
             if not line.startswith("mpi-coll "):
                 continue
@@ -62,9 +109,20 @@ def parse_rep(rep, d, raw):
             # bandwidths again from the time: the printed ones are rounded
             us, size = float(kv["time_us"]), int(kv["size"])
             algbw = size / (us * 1e3) if us > 0 else 0.0
-            add(raw.setdefault(name, {}), kv["op"], size, rep,
-                {"time_us": us, "algbw": algbw, "busbw": algbw * BUS[kv["op"]],
-                 "wrong": int(kv["wrong"]), "iters": int(kv["iters"])})
+            recs[(kv["op"], size)] = {"time_us": us, "algbw": algbw,
+                                      "busbw": algbw * BUS[kv["op"]],
+                                      "wrong": int(kv["wrong"]), "iters": int(kv["iters"])}
+        if name == LAYER:
+            rt = parse_routing(f)
+            rt["unrouted"] = unrouted(rt, {op for op, _ in recs})
+            if os.path.exists(os.path.join(d, "mpi.kcoll-unrouted.txt")) and not rt["unrouted"]:
+                rt["unrouted"] = open(os.path.join(d, "mpi.kcoll-unrouted.txt")).read().strip()
+            if routing is not None:
+                routing[rep] = rt
+            if rt["unrouted"]:
+                continue   # plain Open MPI under the layer's name: not reported
+        for (op, size), rec in recs.items():
+            add(raw.setdefault(name, {}), op, size, rep, rec)
     for f in glob.glob(os.path.join(d, "kcoll.*.json")):
         base = os.path.basename(f)[len("kcoll."):]
         algo, op = base.split(".")[0], base.split(".")[1]
@@ -216,6 +274,53 @@ def op_table(agg, op, out):
     return rows
 
 
+def layer_table(agg, op, out):
+    """Open MPI with libcoll-mpi against plain Open MPI and coll-perf."""
+    pts = agg.get(LAYER, {}).get(op, {})
+    if not pts:
+        return []
+    out.append("\n### %s: the MPI layer (Open MPI + libcoll-mpi)\n" % op)
+    out.append("mpi_coll_bench under Open MPI over TCP with libcoll-mpi preloaded "
+               "(OMPI+kcoll), against coll-perf (kcoll through libcoll, no MPI) and plain "
+               "Open MPI.  layer = OMPI+kcoll time / coll-perf time (goal <= %.2f at every "
+               "size); /UCX, /TCP = ratios of median busbw.\n" % T_LAYER)
+    out.append("| size | OMPI+kcoll time | OMPI+kcoll busbw | coll-perf time | OMPI-UCX time | "
+               "OMPI-TCP time | layer | within %d%% | OMPI+kcoll/UCX | OMPI+kcoll/TCP | wrong |"
+               % round(100 * (T_LAYER - 1)))
+    out.append("|" + "---|" * 11)
+    rows = []
+    for s in sorted(pts):
+        m = pts[s]
+        k, u, t = (agg.get(n, {}).get(op, {}).get(s) for n in ("kcoll", "ompi-ucx", "ompi-tcp"))
+        mb = m["busbw"] and m["busbw"]["median"]
+        r = {"size": s,
+             "layer_over_collperf_time": ratio(m["time_us"] and m["time_us"]["median"],
+                                               k and k["time_us"] and k["time_us"]["median"]),
+             "layer_over_ucx": ratio(mb, u and u["busbw"] and u["busbw"]["median"]),
+             "layer_over_tcp": ratio(mb, t and t["busbw"] and t["busbw"]["median"])}
+        lr = r["layer_over_collperf_time"]
+        rows.append(r)
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+            fmt_size(s), fmt_t(m["time_us"]), fmt_bw(m["busbw"]), fmt_t(k and k["time_us"]),
+            fmt_t(u and u["time_us"]), fmt_t(t and t["time_us"]), fmt_r(lr),
+            "-" if lr is None else ("yes" if lr <= T_LAYER else "**no**"),
+            fmt_r(r["layer_over_ucx"]), fmt_r(r["layer_over_tcp"]), m["wrong"]))
+    return rows
+
+
+def routing_lines(routing):
+    """What libcoll-mpi routed in each repetition; loud when it did not."""
+    out = []
+    for rep in sorted(routing):
+        rt = routing[rep]
+        if rt["unrouted"]:
+            out.append("\n**mpi.kcoll in repetition %d did not route to kcoll (%s): it measured "
+                       "plain Open MPI, its numbers are left out.**" % (rep, rt["unrouted"]))
+        out.append("\nmpi.kcoll repetition %d, KCOLL_MPI_VERBOSE=1: %s" % (
+            rep, "; ".join(l[len("kcoll-mpi: "):] for l in rt["lines"]) or "nothing printed"))
+    return out
+
+
 def regret_table(agg, out):
     forced = sorted(n for n in agg if n.startswith("kcoll:"))
     if not forced:
@@ -302,7 +407,7 @@ def tuned_table(agg, host, vm, out, refused):
     return res
 
 
-def targets(agg, tables, out):
+def targets(agg, tables, out, layers=None):
     res = []
 
     def check(name, size, value, target, le=False):
@@ -345,7 +450,13 @@ def targets(agg, tables, out):
             if r["size"] >= MIB:
                 check(op + " busbw kcoll/OMPI-UCX", r["size"], r["kcoll_over_ucx"], T_AGRS)
                 check(op + " busbw kcoll/OMPI-TCP", r["size"], r["kcoll_over_tcp"], T_AGRS)
-    out.append("\n## Targets of issue 8 (same run)\n")
+    for op, rows in (layers or {}).items():
+        have = [r for r in rows if r["layer_over_collperf_time"] is not None]
+        if have:
+            worst = max(have, key=lambda r: r["layer_over_collperf_time"])
+            check("%s time OMPI+kcoll/coll-perf, worst size (issue 24)" % op, worst["size"],
+                  worst["layer_over_collperf_time"], T_LAYER, le=True)
+    out.append("\n## Targets of issues 8 and 24 (same run)\n")
     out.append("| target | size | measured | goal | met |")
     out.append("|---|---|---|---|---|")
     for t in res:
@@ -362,7 +473,7 @@ def plot(agg, outdir):
     os.makedirs(dat, exist_ok=True)
     curves = {}
     for op in OPS:
-        for name in ("kcoll", "ompi-ucx", "ompi-tcp"):
+        for name in ("kcoll", "ompi-ucx", "ompi-tcp", LAYER):
             pts = agg.get(name, {}).get(op, {})
             if not pts:
                 continue
@@ -386,10 +497,12 @@ def plot(agg, outdir):
             curves.setdefault(op, []).append((name, fn))
     g = ['set terminal pngcairo size 1400,1000 noenhanced',
          'set output "%s"' % os.path.join(outdir, "busbw.png"),
-         'set multiplot layout 2,2 title "kcoll vs Open MPI vs the link, 4 VMs soft-RoCE (median, min-max)"',
+         'set multiplot layout 2,2 title "kcoll vs Open MPI vs the link, %s VMs soft-RoCE '
+         '(median, min-max)"' % NODES[0],
          'set logscale xy', 'set format x "%.0s%cB"', 'set xlabel "size"',
          'set ylabel "busbw MB/s"', 'set key top left', 'set grid']
     colour = {"kcoll": "#d62728", "ompi-ucx": "#1f77b4", "ompi-tcp": "#2ca02c",
+              LAYER: "#9467bd",
               "ib_write_bw per link": "#7f7f7f", "ib_write_bw -b per direction": "#bcbd22"}
     for op in OPS:
         g.append('set title "%s"' % op)
@@ -413,7 +526,7 @@ def main():
         return 2
     outdir = sys.argv[1]
     host = read_kv(os.path.join(outdir, "host-info.txt"))
-    raw, vm, reduce_lines, wall, refused = {}, {}, [], {}, {}
+    raw, vm, reduce_lines, wall, refused, routing = {}, {}, [], {}, {}, {}
     rank0s = sorted(glob.glob(os.path.join(outdir, "runs", "boot*", "out", "rank.0")))
     if not rank0s:
         print("bench-report: no runs in %s/runs" % outdir, file=sys.stderr)
@@ -427,7 +540,7 @@ def main():
             reduce_lines += [l.strip() for l in open(p) if l.startswith("bench-reduce")]
         for d in sorted(glob.glob(os.path.join(r0, "rep*"))):
             rep = int(re.sub(r"\D", "", os.path.basename(d)))
-            parse_rep(rep, d, raw)
+            parse_rep(rep, d, raw, routing)
             t = os.path.join(d, "tuned-refused.txt")
             if os.path.exists(t):
                 refused[rep] = sorted(l.strip() for l in open(t) if l.strip())
@@ -453,6 +566,8 @@ def main():
                (min(ns, default=0), max(ns, default=0)))
     out.append("\n## Tables\n")
     tables = {op: op_table(agg, op, out) for op in OPS}
+    layers = {op: layer_table(agg, op, out) for op in OPS}
+    out += routing_lines(routing)
     lat = agg["link"]["send_lat_typical"]
     if lat:
         out.append("\n### ib_send_lat (typical us, mean of the two pairs; median over repetitions)\n")
@@ -461,10 +576,14 @@ def main():
         out.append("| us | " + " | ".join("%.1f" % lat[s]["median"] for s in sorted(lat)) + " |")
     regret = regret_table(agg, out)
     tuned = tuned_table(agg, host, vm, out, refused)
-    tg = targets(agg, tables, out)
+    tg = targets(agg, tables, out, layers)
     out += phase_cpu.table(rank0s)
     wrong = sum(v["wrong"] for n in agg if n != "link" for o in agg[n].values() for v in o.values())
     out.append("\nWrong elements over every checked run: %d" % wrong)
+    bad_routing = sorted(r for r in routing if routing[r]["unrouted"])
+    if bad_routing:
+        out.append("\n**mpi.kcoll did not route to kcoll in repetition(s) %s: see above; "
+                   "exit status 1.**" % ", ".join(map(str, bad_routing)))
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write("\n".join(out) + "\n")
 
@@ -477,11 +596,15 @@ def main():
     with open(os.path.join(outdir, "bench.json"), "w") as f:
         json.dump(keys_to_str({"host": host, "vm": vm, "bench_reduce": reduce_lines,
                                "walltime_s": wall, "raw": raw, "stats": agg,
-                               "ratios": tables, "regret": regret, "tuned": tuned, "targets": tg,
+                               "ratios": tables, "layer": layers, "routing": routing,
+                               "regret": regret, "tuned": tuned, "targets": tg,
                                "wrong": wrong}), f, indent=1)
     plot(agg, outdir)
     print("\n".join(out))
-    return 1 if wrong else 0
+    for r in bad_routing:
+        print("bench-report: mpi.kcoll did not route to kcoll in repetition %d (%s)"
+              % (r, routing[r]["unrouted"]), file=sys.stderr)
+    return 1 if wrong or bad_routing else 0
 
 
 if __name__ == "__main__":

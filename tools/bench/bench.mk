@@ -40,9 +40,10 @@ bench-select: $(BENCH_SELECT)
 		nice -n 10 $(BENCH_SELECT) --op $$op $(BENCH_SELECT_FLAGS) || fail=1; \
 	done; exit $$fail
 
-# make bench: kcoll against Open MPI (UCX rc_verbs over rxe, and TCP) and
-# against the link (perftest) on one 4-VM soft-RoCE cluster of 6.1, every
-# contender interleaved per repetition; report in build/bench/ (tables,
+# make bench: kcoll against Open MPI (UCX rc_verbs over rxe, and TCP),
+# against Open MPI with libcoll-mpi preloaded (mpi.kcoll, the MPI layer's
+# cost) and against the link (perftest) on one 4-VM soft-RoCE cluster of
+# 6.1, every contender interleaved per repetition; report in build/bench/ (tables,
 # bench.json, busbw.png).  A benchmark, not a test: not in `make check`,
 # nothing gates on its numbers.  The default 5 repetitions take hours:
 # BENCH_QUICK=1 is a short run, BENCH_REPS=N sets the repetitions
@@ -69,7 +70,8 @@ $(BENCH_REDUCE): tools/bench/bench_reduce.c $(ALGO_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -g -I$(TOP) -I$(TOP)/algo -o $@ $< $(ALGO_LIB) -lm
 
-bench-tools: $(MPI_COLL_BENCH) $(BENCH_REDUCE) coll-tools
+# The mpi.kcoll contender preloads libcoll-mpi's Open MPI build.
+bench-tools: $(MPI_COLL_BENCH) $(BENCH_REDUCE) $(BUILD)/lib/libcoll-mpi-openmpi.so coll-tools
 
 bench:
 	@$(MAKE) --no-print-directory deps
@@ -110,9 +112,12 @@ bench-tune: deps-bench module coll-tools
 		-- $(TOP)/tools/bench/tune-node.sh
 	python3 $(TOP)/tools/bench/tune-report.py $(BUILD)/bench-tune
 
-# Static checks of the benchmark's scripts (seconds; could join `make lint`).
+# Static checks of the benchmark's scripts, and bench-report.py on made-up
+# raw output (tools/bench/test-bench-report.sh: the MPI layer's table, and
+# exit 1 when mpi.kcoll did not route); seconds, could join `make lint`.
 bench-lint: $(MPI_COLL_BENCH) $(BENCH_REDUCE)
 	shellcheck $(TOP)/tools/bench/*.sh
+	$(TOP)/tools/bench/test-bench-report.sh
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo \
 		$(TOP)/tools/bench/mpi_coll_bench.c $(TOP)/tools/bench/bench_reduce.c

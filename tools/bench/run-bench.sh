@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make bench: kcoll against Open MPI (UCX over rxe, and TCP) and against
-# the link (perftest) on one 4-VM soft-RoCE cluster, then the report.
+# make bench: kcoll against Open MPI (UCX over rxe, and TCP), against
+# Open MPI with libcoll-mpi preloaded (the MPI layer) and against the link
+# (perftest) on one 4-VM soft-RoCE cluster, then the report.
 #
 # Environment (all optional):
 #   BENCH_REPS=N           repetitions of every point (default 5)
@@ -18,6 +19,10 @@
 #                          default ring H-D_R NHR fullmesh tree)
 #   BENCH_ITERS=N          timed iterations of small sizes (default 10)
 #   BENCH_OPS="OP ..."     ops of kcoll auto (default all four)
+#   BENCH_CONTENDERS="C ..."  only these contenders of bench-node.sh (link
+#                          ucx tcp mpi.kcoll kcoll forced tuned calibrated;
+#                          default all)
+#   BENCH_NODES=N          VMs, one rank each (default 4; at least 2)
 #   BENCH_CALIBRATE=0      no `collctl calibrate` at boot and no calibrated
 #                          AllReduce contender (default 1)
 #   BENCH_MTU=BYTES        MTU of the cluster, every contender (default 9000)
@@ -46,10 +51,19 @@ fi
 PER_BOOT=${BENCH_REPS_PER_BOOT:-$REPS}
 MTU=${BENCH_MTU:-9000}
 KVER=${KVER:-6.1}
+NODES=${BENCH_NODES:-4}
 MODULE=$TOP/kcoll.ko
 [ "$KVER" = 6.1 ] || MODULE=$TOP/build/kmod-$KVER/kcoll.ko
 
-for f in "$MODULE" "$TOP/build/bin/coll-perf" "$OUT/mpi_coll_bench" "$OUT/bench_reduce"; do
+known="link ucx tcp mpi.kcoll kcoll forced tuned calibrated"
+for c in ${BENCH_CONTENDERS:-}; do
+	[[ " $known " == *" $c "* ]] ||
+		{ echo "run-bench: BENCH_CONTENDERS: no contender '$c' ($known)" >&2; exit 1; }
+done
+((NODES >= 2)) || { echo "run-bench: BENCH_NODES=$NODES: at least 2" >&2; exit 1; }
+
+for f in "$MODULE" "$TOP/build/bin/coll-perf" "$OUT/mpi_coll_bench" "$OUT/bench_reduce" \
+	"$TOP/build/lib/libcoll-mpi-openmpi.so"; do
 	[ -e "$f" ] || { echo "run-bench: $f is missing (make bench builds it)" >&2; exit 1; }
 done
 
@@ -70,10 +84,11 @@ t0=$(date +%s)
 	echo "host_nproc=$(nproc)"
 	echo "host_load=$(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "qemu=$(qemu-system-x86_64 --version | head -n1)"
-	echo "qemu_settings=-accel tcg -cpu max -smp 1 -m 1024, virtio-net tap on one bridge, 4 VMs"
+	echo "qemu_settings=-accel tcg -cpu max -smp 1 -m 1024, virtio-net tap on one bridge, $NODES VMs"
 	echo "mtu=$MTU"
 	echo "reps=$REPS reps_per_boot=$PER_BOOT maxbytes=$MAXB"
 	echo "algos=$ALGOS"
+	echo "contenders=${BENCH_CONTENDERS:-all}"
 	echo "module_args=${BENCH_MODULE_ARGS:-}"
 	echo "git=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
 	for p in openmpi-bin libucx0 perftest rdma-core ibverbs-providers dropbear-bin qemu-system-x86; do
@@ -86,7 +101,7 @@ for ((first = 1; first <= REPS; first += PER_BOOT)); do
 	n=$PER_BOOT
 	((first + n - 1 > REPS)) && n=$((REPS - first + 1))
 	boot=$((boot + 1))
-	run=(nice -n 5 "$TOP/tools/vm/kcoll-vm" run -n 4 --kernel "$KVER" --mem 1024 --mtu "$MTU"
+	run=(nice -n 5 "$TOP/tools/vm/kcoll-vm" run -n "$NODES" --kernel "$KVER" --mem 1024 --mtu "$MTU"
 		--module "$MODULE" -t "${BENCH_TIMEOUT:-$((5400 * n))}" --run-dir "$OUT/runs/boot$boot" --output-ranks 0
 		--setup "$TOP/tools/bench/sshd-setup.sh $OUT/ssh/id"
 		-e BENCH_TOP="$TOP" -e BENCH_SSH_KEY="$OUT/ssh/id" -e BENCH_REPS="$n"
@@ -94,6 +109,7 @@ for ((first = 1; first <= REPS; first += PER_BOOT)); do
 	[ -n "${BENCH_MODULE_ARGS:-}" ] && run+=(--module-args "$BENCH_MODULE_ARGS")
 	[ -n "${BENCH_OPS:-}" ] && run+=(-e "BENCH_OPS=$BENCH_OPS")
 	[ -n "${BENCH_ITERS:-}" ] && run+=(-e "BENCH_ITERS=$BENCH_ITERS")
+	[ -n "${BENCH_CONTENDERS:-}" ] && run+=(-e "BENCH_CONTENDERS=$BENCH_CONTENDERS")
 	[ -n "${BENCH_CALIBRATE:-}" ] && run+=(-e "BENCH_CALIBRATE=$BENCH_CALIBRATE")
 	[ -n "${BENCH_TUNE+set}" ] && run+=(-e "BENCH_TUNE=$BENCH_TUNE")
 	[ -n "${BENCH_LOCK:-}" ] && run=(flock "$BENCH_LOCK" "${run[@]}")

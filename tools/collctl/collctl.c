@@ -19,6 +19,10 @@
  *   collctl [-j] calibrate [--write] ... on every rank: measure each level's
  *                                        links, fit the link model of automatic
  *                                        selection (calibrate.c)
+ *   collctl [-j] doctor [--rdma-device NAME] [--root DIR]
+ *                                        the node's readiness for a job: module,
+ *                                        RDMA port and address, memlock, secret
+ *                                        (collctl_doctor.c)
  *
  * The module is reached through the info ioctl of /dev/kcoll (libcoll),
  * the attributes of /sys/class/misc/kcoll/ and the generic netlink family
@@ -40,6 +44,7 @@
 
 #include "calibrate.h"
 #include "coll.h"
+#include "collctl_doctor.h"
 #include "collctl_explain.h"
 #include "collctl_fmt.h"
 #include "collctl_nl.h"
@@ -145,6 +150,20 @@ static void usage(FILE *f, const char *prog)
 "                           without, the collctl config commands are printed.\n"
 "                           SECONDS (default 600) bounds each communicator's\n"
 "                           set-up: ranks outside a group wait that long\n"
+"  doctor [--rdma-device NAME] [--root DIR]\n"
+"                           what to check on a node before a job, one line per\n"
+"                           check, ok or problem with a hint: the module (the\n"
+"                           device opens, its version and ABI against\n"
+"                           libcoll's), the RDMA device and port libcoll would\n"
+"                           use (NAME, else $KCOLL_DEVICE, else the first with\n"
+"                           an active Ethernet port) with its state and link\n"
+"                           layer, the local address coll_comm_init_oob() would\n"
+"                           exchange ($KCOLL_ADDR, else the port's RoCE v2 GID),\n"
+"                           RLIMIT_MEMLOCK (kcoll pins buffers against it), the\n"
+"                           module's listen_port parameter when it has one, and\n"
+"                           where the secret would come from ($KCOLL_SECRET_FILE,\n"
+"                           $KCOLL_SECRET; never the secret).  DIR replaces /sys.\n"
+"                           Exit status 1 when a check fails\n"
 "\n"
 "Options:\n"
 "  -j, --json               JSON output\n"
@@ -1002,6 +1021,11 @@ int main(int argc, char **argv)
 		return cmd_monitor(&c, argc, argv);
 	if (!strcmp(cmd, "calibrate"))
 		return cmd_calibrate(&c, argc, argv);
+	if (!strcmp(cmd, "doctor")) {
+		struct cc_doctor_env env = { .prog = c.prog, .device = c.device, .json = c.json };
+
+		return cc_doctor(&env, argc + 1, argv - 1);
+	}
 	fprintf(stderr, "%s: unknown command '%s'\nTry '%s --help'.\n", c.prog, cmd, c.prog);
 	return 2;
 }

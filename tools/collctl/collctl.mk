@@ -4,22 +4,29 @@
 # module's generic netlink family through libnl-genl-3, sysfs, and
 # `collctl calibrate`, which runs collectives through libcoll and fits the
 # link model to them (calibrate.c, collctl_fit.c).  Its netlink,
-# formatting, explain and fit parts (collctl_*.c) are also linked into
+# formatting, explain and fit parts (collctl_*.c but collctl_doctor.c) are also linked into
 # selftests/lib/test_collctl, test_collctl_fit and selftests/kcoll/kcoll_auth.
 #
 # Debian packages: libjson-c-dev, libnl-genl-3-dev (in deps).
 
-COLLCTL_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(wildcard tools/collctl/collctl_*.c)))
+COLLCTL_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(filter-out tools/collctl/collctl_doctor.c,\
+	$(wildcard tools/collctl/collctl_*.c))))
+# collctl doctor calls into libcoll (the tests run it as a program): not a part.
+COLLCTL_DOCTOR := $(OBJDIR)/tools/collctl/collctl_doctor.o
 COLLCTL := $(BUILD)/bin/collctl$(if $(filter 1,$(SAN)),-san)
 
 $(OBJDIR)/tools/collctl/collctl.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
-$(OBJDIR)/tools/collctl/collctl.o $(COLLCTL_PARTS): \
+$(OBJDIR)/tools/collctl/collctl.o $(COLLCTL_PARTS) $(COLLCTL_DOCTOR): \
 	CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+# collctl doctor asks libcoll (and its internal header: the address from a
+# given sysfs root, the secret's checks) what a job would use.
+$(COLLCTL_DOCTOR): CFLAGS_US += -I$(TOP)/lib
 # collctl calibrate runs collectives: libcoll's header too.
 $(OBJDIR)/tools/collctl/calibrate.o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools/collctl $(JSONC_CFLAGS)
 
 # The tools link the static archive: they run from build/bin/ anywhere.
-$(COLLCTL): $(OBJDIR)/tools/collctl/collctl.o $(OBJDIR)/tools/collctl/calibrate.o $(COLLCTL_PARTS) $(COLL_A) \
+$(COLLCTL): $(OBJDIR)/tools/collctl/collctl.o $(OBJDIR)/tools/collctl/calibrate.o $(COLLCTL_DOCTOR) \
+	$(COLLCTL_PARTS) $(COLL_A) \
 	$(ALGO_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
