@@ -27,12 +27,16 @@
  * MPI_COMM_NULL_COPY_FN, so a new communicator has none and makes its own.
  *
  * Nonblocking collectives are generalized requests (PMPI_Grequest_start)
- * around a kcoll request; MPI_Wait/Test/Waitall/Testall/Waitany/Testany
- * drive ours to completion (coll_wait/coll_test, then
- * PMPI_Grequest_complete) before calling PMPI, so no thread is needed.
- * A request of ours that reaches MPI only through another call
- * (MPI_Waitsome, MPI_Request_free, Fortran on Open MPI) would wait forever:
- * not intercepted in this version.
+ * around a kcoll request, so they mix with MPI's own in any array.  Every
+ * C completion call (Wait, Test, Request_get_status, and the -all, -any
+ * and -some forms) first looks at ours (coll_test, then
+ * PMPI_Grequest_complete), and one that waits alternates that with
+ * PMPI_Test* so that MPI's requests progress meanwhile; no thread.
+ * MPI_Cancel and MPI_Request_free of ours fail as both MPIs fail them for
+ * their own nonblocking collectives (erroneous in MPI).  A pending
+ * request holds its kcoll communicator, so MPI_Comm_free does not end
+ * the operation.  Open MPI's Fortran completion calls reach PMPI directly
+ * and would wait forever on ours: not supported.
  *
  * Errors.  A kcoll error on a routed call becomes an MPI error class of
  * ours (MPI_Add_error_class), its string the kcoll message, raised on the
@@ -45,10 +49,13 @@
  * (correct, not accelerated); MPICH's call the C MPI_ functions.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -94,22 +101,38 @@ static void kc_note(int nb, enum kc_op op, enum kc_why why)
 
 /* ------------------------------------------------------ communicators */
 
+/*
+ * An MPI communicator's kcoll side, its attribute.  Counted: the
+ * attribute holds one reference and every request of ours one, so that
+ * MPI_Comm_free with requests still pending (MPI lets them complete)
+ * leaves their kcoll communicator alive until the last one is freed.
+ */
 struct kc_comm {
 	coll_comm_t *kc;		/* NULL: not routed, for @why */
 	enum kc_why why;
+	int refs;
 };
 
-static int kc_delete_cb(MPI_Comm comm, int kv, void *attr, void *extra)
+static void kc_comm_put(struct kc_comm *k)
 {
-	struct kc_comm *k = attr;
+	int last;
 
-	(void)comm;
-	(void)kv;
-	(void)extra;
-	if (k) {
+	pthread_mutex_lock(&kc_lock);
+	last = !--k->refs;
+	pthread_mutex_unlock(&kc_lock);
+	if (last) {
 		coll_comm_destroy(k->kc);
 		free(k);
 	}
+}
+
+static int kc_delete_cb(MPI_Comm comm, int kv, void *attr, void *extra)
+{
+	(void)comm;
+	(void)kv;
+	(void)extra;
+	if (attr)
+		kc_comm_put(attr);
 	return MPI_SUCCESS;
 }
 
@@ -157,7 +180,7 @@ static int kc_oob_allgather(const void *s, void *r, size_t len, void *ctx)
  * The kcoll communicator of @comm, made at the first routed call: NULL
  * (and *@why) when it cannot be, the same on every rank.
  */
-static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
+static struct kc_comm *kc_comm_get(MPI_Comm comm, enum kc_why *why)
 {
 	struct kc_comm *k = NULL;
 	int flag = 0, rank, size, ok, all = 0;
@@ -167,7 +190,7 @@ static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
 	PMPI_Comm_get_attr(comm, kc_keyval, &k, &flag);
 	if (flag && k) {
 		*why = k->why;
-		return k->kc;
+		return k;
 	}
 	k = calloc(1, sizeof(*k));
 	ok = kc_have_module && k;
@@ -177,7 +200,9 @@ static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
 		if (!k)
 			return *why = KC_NOMODULE, NULL;
 		k->why = KC_NOMODULE;
+		k->refs = 1;
 	} else {
+		k->refs = 1;
 		PMPI_Comm_rank(comm, &rank);
 		PMPI_Comm_size(comm, &size);
 		oob = (struct coll_oob){ .allgather = kc_oob_allgather, .ctx = &ctx,
@@ -199,7 +224,7 @@ static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
 	}
 	PMPI_Comm_set_attr(comm, kc_keyval, k);
 	*why = k->why;
-	return k->kc;
+	return k;
 }
 
 /* ------------------------------------------------------------- types */
@@ -294,6 +319,7 @@ static int kc_redop(MPI_Op op, coll_redop_t *k)
 
 /* What a routed call needs. */
 struct kc_call {
+	struct kc_comm *k;
 	coll_comm_t *kc;
 	coll_dtype_t dt;
 	coll_redop_t op;
@@ -359,7 +385,8 @@ static enum kc_why kc_comm_final(MPI_Comm comm, struct kc_call *c)
 {
 	enum kc_why why = KC_ROUTED;
 
-	c->kc = kc_comm_get(comm, &why);
+	c->k = kc_comm_get(comm, &why);
+	c->kc = c->k ? c->k->kc : NULL;
 	return c->kc ? KC_ROUTED : why;
 }
 
@@ -378,37 +405,81 @@ static int kc_error(MPI_Comm comm, int err)
 
 /* ------------------------------------------------ nonblocking requests */
 
-struct kc_req {
-	struct kc_req *next;
-	MPI_Request req;
-	MPI_Comm comm;
-	coll_comm_t *kc;
-	coll_request_t *kreq;
-	int err;		/* kcoll's, when it completed */
-	int done;
-	/* after completion: MPI's in-place ReduceScatter wants the block first */
+/*
+ * What a call does after its kcoll operation completed (the blocking form
+ * right away, the nonblocking one when the request is found done): MPI's
+ * in-place ReduceScatter wants its block first (a move), a staged layout
+ * is unpacked into the caller's (a derived type, duplicated so that the
+ * caller may free its own).  The staging buffer is ours, freed here.
+ */
+struct kc_post {
 	void *move_to;
 	const void *move_from;
 	size_t move_len;
+	void *tmp;
+	size_t tmp_len;
+	void *ubuf;			/* unpack tmp into ubuf, ucount of utype */
+	int ucount;
+	MPI_Datatype utype;		/* MPI_DATATYPE_NULL: nothing to unpack */
+};
+
+#define KC_POST_NONE { .utype = MPI_DATATYPE_NULL }
+
+/* Run @p after the operation ended with @err (0: completed). */
+static void kc_post_run(struct kc_post *p, int err)
+{
+	int pos = 0;
+
+	if (!err && p->move_len)
+		memmove(p->move_to, p->move_from, p->move_len);
+	if (p->utype != MPI_DATATYPE_NULL) {
+		if (!err)
+			PMPI_Unpack(p->tmp, (int)p->tmp_len, &pos, p->ubuf, p->ucount, p->utype,
+				    MPI_COMM_SELF);
+		PMPI_Type_free(&p->utype);
+	}
+	free(p->tmp);
+	p->tmp = NULL;
+}
+
+struct kc_req {
+	struct kc_req *next;
+	MPI_Request req;
+	struct kc_comm *owner;	/* a reference: the kcoll communicator outlives us */
+	coll_request_t *kreq;
+	int err;		/* kcoll's, when it completed */
+	int done;
+	struct kc_post post;
 	char msg[MPI_MAX_ERROR_STRING];
 };
 
 static struct kc_req *kc_reqs;
 
+/*
+ * The status of a completed request of ours: what Open MPI's own
+ * nonblocking collectives give (source and tag 0, no elements, not
+ * cancelled; MPICH leaves source and tag of its own undefined).
+ */
 static int kc_query_fn(void *extra, MPI_Status *st)
 {
 	struct kc_req *r = extra;
 
 	MPI_Status_set_elements(st, MPI_BYTE, 0);
 	MPI_Status_set_cancelled(st, 0);
-	st->MPI_SOURCE = MPI_UNDEFINED;
-	st->MPI_TAG = MPI_UNDEFINED;
+	st->MPI_SOURCE = 0;
+	st->MPI_TAG = 0;
 	st->MPI_ERROR = r->err ? kc_errcode : MPI_SUCCESS;
 	if (r->err)
 		PMPI_Add_error_string(kc_errcode, r->msg);
 	return st->MPI_ERROR;
 }
 
+/*
+ * MPI frees the request: after its completion (a Wait or a Test that saw
+ * it done).  A request freed before (Open MPI's Fortran MPI_REQUEST_FREE
+ * bypasses our MPI_Request_free; MPICH then calls this at once) is waited
+ * for here, so that nothing touches its buffers afterwards.
+ */
 static int kc_free_fn(void *extra)
 {
 	struct kc_req *r = extra, **pp;
@@ -421,11 +492,15 @@ static int kc_free_fn(void *extra)
 		}
 	pthread_mutex_unlock(&kc_lock);
 	if (r->kreq)
-		coll_wait(&r->kreq, NULL);
+		kc_post_run(&r->post, coll_wait(&r->kreq, NULL));
+	else if (!r->done)
+		kc_post_run(&r->post, -ECANCELED);
+	kc_comm_put(r->owner);
 	free(r);
 	return MPI_SUCCESS;
 }
 
+/* Only reached through a path that bypasses our MPI_Cancel: not cancelled. */
 static int kc_cancel_fn(void *extra, int complete)
 {
 	(void)extra;
@@ -454,48 +529,87 @@ static void kc_req_finish(struct kc_req *r, int err)
 	if (err)
 		snprintf(r->msg, sizeof(r->msg), "kcoll: %s", coll_last_error()[0] ?
 			 coll_last_error() : coll_strerror(err));
-	else if (r->move_len)
-		memmove(r->move_to, r->move_from, r->move_len);
+	kc_post_run(&r->post, err);
 	PMPI_Grequest_complete(r->req);
 }
 
-/* Drive one of ours: block (@wait) or look once. */
-static void kc_req_drive(MPI_Request req, int wait)
+/* Look once at @req if it is ours and pending: 1 if it still is. */
+static int kc_req_drive(MPI_Request req)
 {
 	struct kc_req *r = kc_req_find(req);
 	int done = 0, err;
 
 	if (!r || r->done)
+		return 0;
+	err = coll_test(&r->kreq, &done, NULL);
+	if (!done && !err)
+		return 1;
+	kc_req_finish(r, err);
+	return 0;
+}
+
+/* Ours among @reqs looked at once: how many are still pending. */
+static int kc_drive(int n, const MPI_Request *reqs)
+{
+	int i, pending = 0;
+
+	if (!kc_reqs)
+		return 0;
+	for (i = 0; i < n; i++)
+		pending += kc_req_drive(reqs[i]);
+	return pending;
+}
+
+/*
+ * Between two looks of a completion call that waits for ours and MPI's
+ * alike: MPI progresses in the PMPI_Test* between, so nothing is ever
+ * blocked in the kernel while a request of MPI's needs this process
+ * (a rendezvous send in the same Waitall).  Spin first, then sleep on
+ * the kcoll communicator's eventfd for at most a millisecond at a time.
+ */
+static void kc_idle(int n, const MPI_Request *reqs, unsigned int *spins)
+{
+	struct pollfd pfd = { .fd = -1, .events = POLLIN };
+	struct kc_req *r;
+	uint64_t v;
+	int i;
+
+	if (++*spins < 2000)
 		return;
-	if (wait) {
-		err = coll_wait(&r->kreq, NULL);
-		kc_req_finish(r, err);
+	for (i = 0; i < n && pfd.fd < 0; i++) {
+		r = kc_req_find(reqs[i]);
+		if (r && !r->done && r->owner->kc)
+			pfd.fd = coll_comm_event_fd(r->owner->kc);
+	}
+	if (pfd.fd < 0) {
+		sched_yield();
 		return;
 	}
-	err = coll_test(&r->kreq, &done, NULL);
-	if (done || err)
-		kc_req_finish(r, err);
+	if (poll(&pfd, 1, 1) == 1 && read(pfd.fd, &v, sizeof(v)) < 0)
+		sched_yield();
 }
 
 /* A submitted kcoll request as an MPI request. */
-static int kc_req_start(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, int err,
-			MPI_Request *req, void *move_to, const void *move_from, size_t move_len)
+static int kc_req_start(MPI_Comm comm, struct kc_comm *k, coll_request_t *kreq, int err,
+			MPI_Request *req, struct kc_post *post)
 {
 	struct kc_req *r;
 
-	if (err)
+	if (err) {
+		kc_post_run(post, err);
 		return kc_error(comm, err);
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		coll_wait(&kreq, NULL);
+		kc_post_run(post, coll_wait(&kreq, NULL));
 		return kc_error(comm, -ENOMEM);
 	}
 	r->kreq = kreq;
-	r->comm = comm;
-	r->kc = kc;
-	r->move_to = move_to;
-	r->move_from = move_from;
-	r->move_len = move_len;
+	r->post = *post;
+	pthread_mutex_lock(&kc_lock);
+	k->refs++;
+	pthread_mutex_unlock(&kc_lock);
+	r->owner = k;
 	PMPI_Grequest_start(kc_query_fn, kc_free_fn, kc_cancel_fn, r, req);
 	r->req = *req;
 	pthread_mutex_lock(&kc_lock);
@@ -505,31 +619,33 @@ static int kc_req_start(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, in
 	return MPI_SUCCESS;
 }
 
-/* Blocking: wait for a submitted request, then the in-place move. */
-static int kc_finish(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, int err,
-		     void *move_to, const void *move_from, size_t move_len)
+/* Blocking: wait for a submitted request, then what follows it. */
+static int kc_finish(MPI_Comm comm, coll_request_t *kreq, int err, struct kc_post *post)
 {
-	(void)kc;
 	if (!err)
 		err = coll_wait(&kreq, NULL);
+	kc_post_run(post, err);
 	if (err)
 		return kc_error(comm, err);
-	if (move_len)
-		memmove(move_to, move_from, move_len);
 	return MPI_SUCCESS;
 }
 
 /*
  * Either form: @req NULL is the blocking one.  @kp, not the request: the
  * callers submit in another argument of the same call, so *@kp is read
- * here, after the submission (argument order is unspecified).
+ * here, after the submission (argument order is unspecified).  @post
+ * NULL: nothing after.
  */
-static int kc_done(MPI_Comm comm, coll_comm_t *kc, coll_request_t **kp, int err,
-		   MPI_Request *req, void *move_to, const void *move_from, size_t move_len)
+static int kc_done(MPI_Comm comm, struct kc_comm *k, coll_request_t **kp, int err,
+		   MPI_Request *req, struct kc_post *post)
 {
+	struct kc_post none = KC_POST_NONE;
+
+	if (!post)
+		post = &none;
 	if (req)
-		return kc_req_start(comm, kc, *kp, err, req, move_to, move_from, move_len);
-	return kc_finish(comm, kc, *kp, err, move_to, move_from, move_len);
+		return kc_req_start(comm, k, *kp, err, req, post);
+	return kc_finish(comm, *kp, err, post);
 }
 
 /* ----------------------------------------------------- the operations */
@@ -555,8 +671,8 @@ static int kc_allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MP
 			     PMPI_Allreduce(sb, rb, count, dt, op, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = rb;
-	return kc_done(comm, c.kc, &k, coll_allreduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
-					       &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_allreduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
+					       &k), req, NULL);
 }
 
 static int kc_reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
@@ -580,8 +696,8 @@ static int kc_reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_O
 		sb = rb;
 	if (c.rank != root)
 		rb = NULL;
-	return kc_done(comm, c.kc, &k, coll_reduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
-					    (uint32_t)root, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_reduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
+					    (uint32_t)root, &k), req, NULL);
 }
 
 static int kc_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
@@ -601,8 +717,8 @@ static int kc_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
 	if (why)
 		return req ? PMPI_Ibcast(buf, count, dt, root, comm, req) :
 			     PMPI_Bcast(buf, count, dt, root, comm);
-	return kc_done(comm, c.kc, &k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
-					       (uint32_t)root, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
+					       (uint32_t)root, &k), req, NULL);
 }
 
 static int kc_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
@@ -628,7 +744,7 @@ static int kc_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int r
 			     PMPI_Allgather(sb, sc, st, rb, rc, rt, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = (char *)rb + (size_t)c.rank * n * c.esz;
-	return kc_done(comm, c.kc, &k, coll_allgather(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_allgather(c.kc, sb, rb, n, c.dt, &k), req, NULL);
 }
 
 /* ReduceScatter with every block @rc elements (both MPI forms). */
@@ -639,6 +755,7 @@ static int kc_rs(enum kc_op which, const void *sb, void *rb, int rc, MPI_Datatyp
 	struct kc_call c;
 	coll_request_t *k = NULL;
 	enum kc_why why = kc_comm_check(comm, &c);
+	struct kc_post post = KC_POST_NONE;
 	size_t n, off = 0;
 
 	if (!why)
@@ -664,8 +781,11 @@ static int kc_rs(enum kc_op which, const void *sb, void *rb, int rc, MPI_Datatyp
 		off = (size_t)c.rank * n * c.esz;
 		rb = (char *)rb + off;
 	}
-	return kc_done(comm, c.kc, &k, coll_reducescatter(c.kc, sb, rb, n, c.dt, c.op, &k), req,
-		       (char *)rb - off, rb, off ? n * c.esz : 0);
+	post.move_to = (char *)rb - off;
+	post.move_from = rb;
+	post.move_len = off ? n * c.esz : 0;
+	return kc_done(comm, c.k, &k, coll_reducescatter(c.kc, sb, rb, n, c.dt, c.op, &k), req,
+		       &post);
 }
 
 static int kc_rs_v(const void *sb, void *rb, const int rcounts[], MPI_Datatype dt, MPI_Op op,
@@ -732,15 +852,15 @@ static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *
 			sb = (char *)rb + (size_t)c.rank * n * c.esz;
 		if (c.rank != root)
 			rb = NULL;
-		return kc_done(comm, c.kc, &k, coll_gather(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k),
-			       req, NULL, NULL, 0);
+		return kc_done(comm, c.k, &k, coll_gather(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k),
+			       req, NULL);
 	}
 	if (inplace)
 		rb = (char *)sb + (size_t)c.rank * n * c.esz;
 	if (c.rank != root)
 		sb = NULL;
-	return kc_done(comm, c.kc, &k, coll_scatter(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k), req,
-		       NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_scatter(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k), req,
+		       NULL);
 }
 
 static int kc_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
@@ -767,7 +887,7 @@ static int kc_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc
 			     PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = rb;
-	return kc_done(comm, c.kc, &k, coll_alltoall(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_alltoall(c.kc, sb, rb, n, c.dt, &k), req, NULL);
 }
 
 static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st,
@@ -807,7 +927,7 @@ static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Data
 	err = coll_alltoallv(c.kc, sb, v, v + c.size, rb, v + 2 * c.size, v + 3 * c.size, c.dt,
 			     &k);
 	free(v);
-	return kc_done(comm, c.kc, &k, err, req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, err, req, NULL);
 }
 
 static int kc_barrier(MPI_Comm comm, MPI_Request *req)
@@ -821,7 +941,7 @@ static int kc_barrier(MPI_Comm comm, MPI_Request *req)
 	kc_note(NB(req), KC_BARRIER, why);
 	if (why)
 		return req ? PMPI_Ibarrier(comm, req) : PMPI_Barrier(comm);
-	return kc_done(comm, c.kc, &k, coll_barrier(c.kc, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_barrier(c.kc, &k), req, NULL);
 }
 
 /* ------------------------------------------------------- MPI entries */
@@ -1016,61 +1136,129 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 	return kc_barrier(comm, req);
 }
 
-/* Completion: ours are driven first, then MPI completes everything. */
+/*
+ * Completion.  Ours are looked at (coll_test, and completed if done)
+ * before MPI completes everything; a call that waits alternates looking
+ * at ours with PMPI_Test* (MPI's progress) until it would return, then
+ * the PMPI_Wait* itself.  Without a request of ours in the call, PMPI
+ * directly.
+ */
 
 int MPI_Wait(MPI_Request *req, MPI_Status *st)
 {
-	if (kc_reqs)
-		kc_req_drive(*req, 1);
+	unsigned int spins = 0;
+	int flag = 0, ret;
+
+	while (kc_drive(1, req)) {
+		ret = PMPI_Test(req, &flag, st);
+		if (ret != MPI_SUCCESS || flag)
+			return ret;
+		kc_idle(1, req, &spins);
+	}
 	return PMPI_Wait(req, st);
 }
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
-	if (kc_reqs)
-		kc_req_drive(*req, 0);
+	kc_drive(1, req);
 	return PMPI_Test(req, flag, st);
 }
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
-	int i;
+	unsigned int spins = 0;
+	int flag = 0, ret;
 
-	for (i = 0; kc_reqs && i < n; i++)
-		kc_req_drive(reqs[i], 1);
+	while (kc_drive(n, reqs)) {
+		ret = PMPI_Testall(n, reqs, &flag, sts);
+		if (ret != MPI_SUCCESS || flag)
+			return ret;
+		kc_idle(n, reqs, &spins);
+	}
 	return PMPI_Waitall(n, reqs, sts);
 }
 
 int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
-	int i;
-
-	for (i = 0; kc_reqs && i < n; i++)
-		kc_req_drive(reqs[i], 0);
+	kc_drive(n, reqs);
 	return PMPI_Testall(n, reqs, flag, sts);
 }
 
 int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
 {
-	int i, flag = 0, ret;
+	unsigned int spins = 0;
+	int flag = 0, ret;
 
-	/* Only ours left, or ours first: look at everything until one is done. */
-	for (;;) {
-		for (i = 0; kc_reqs && i < n; i++)
-			kc_req_drive(reqs[i], 0);
+	while (kc_drive(n, reqs)) {
 		ret = PMPI_Testany(n, reqs, idx, &flag, st);
 		if (ret != MPI_SUCCESS || flag)
 			return ret;
-		if (!kc_reqs)
-			return PMPI_Waitany(n, reqs, idx, st);
+		kc_idle(n, reqs, &spins);
 	}
+	return PMPI_Waitany(n, reqs, idx, st);
 }
 
 int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st)
 {
-	int i;
-
-	for (i = 0; kc_reqs && i < n; i++)
-		kc_req_drive(reqs[i], 0);
+	kc_drive(n, reqs);
 	return PMPI_Testany(n, reqs, idx, flag, st);
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+	unsigned int spins = 0;
+	int ret;
+
+	while (kc_drive(n, reqs)) {
+		ret = PMPI_Testsome(n, reqs, outcount, idx, sts);
+		if (ret != MPI_SUCCESS || *outcount)
+			return ret;
+		kc_idle(n, reqs, &spins);
+	}
+	return PMPI_Waitsome(n, reqs, outcount, idx, sts);
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+	kc_drive(n, reqs);
+	return PMPI_Testsome(n, reqs, outcount, idx, sts);
+}
+
+int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
+{
+	kc_drive(1, &req);
+	return PMPI_Request_get_status(req, flag, st);
+}
+
+/*
+ * MPI_Cancel and MPI_Request_free of a nonblocking collective's request
+ * are erroneous (MPI 3.1, 5.12); both MPIs refuse them with an error
+ * raised on MPI_COMM_WORLD, the request untouched and still to be
+ * completed: Open MPI with MPI_ERR_REQUEST for both, MPICH with
+ * MPI_ERR_INTERN (cancel) and MPI_ERR_OTHER (free).  Ours do the same.
+ */
+#ifdef OPEN_MPI
+#define KC_ERR_CANCEL	MPI_ERR_REQUEST
+#define KC_ERR_FREE	MPI_ERR_REQUEST
+#else
+#define KC_ERR_CANCEL	MPI_ERR_INTERN
+#define KC_ERR_FREE	MPI_ERR_OTHER
+#endif
+
+int MPI_Cancel(MPI_Request *req)
+{
+	if (req && kc_req_find(*req)) {
+		PMPI_Comm_call_errhandler(MPI_COMM_WORLD, KC_ERR_CANCEL);
+		return KC_ERR_CANCEL;
+	}
+	return PMPI_Cancel(req);
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+	if (req && kc_req_find(*req)) {
+		PMPI_Comm_call_errhandler(MPI_COMM_WORLD, KC_ERR_FREE);
+		return KC_ERR_FREE;
+	}
+	return PMPI_Request_free(req);
 }

@@ -5,7 +5,9 @@
  * place and not, on MPI_COMM_WORLD, a dup, communicators split by parity
  * and by reversed key, many communicators alive at once and one freed and
  * made again 100 times; also what must fall back (a vector datatype, a
- * user op, MAXLOC, unequal ReduceScatter counts).
+ * user op, MAXLOC, unequal ReduceScatter counts); and the requests of
+ * nonblocking collectives mixed with point-to-point ones in every
+ * completion call (requests()).
  *
  * Every result is checked against the value computed here (the data are
  * small integers, so every sum is exact in every type and in any order),
@@ -447,6 +449,262 @@ static void fallbacks(MPI_Comm comm)
 	check("allreduce bor", "world", res[0] == (1 << n) - 1, res, sizeof(res));
 }
 
+/*
+ * Requests of nonblocking collectives mixed with MPI's own in one array:
+ * [0] an MPI_Iallreduce (routed with the module), [1] an MPI_Irecv and
+ * [2] an MPI_Isend with the partner rank (rank ^ 1; none for the last of
+ * an odd number), large enough to need the receiver (rendezvous), so
+ * that a completion call waiting on ours must still progress MPI's.
+ */
+#define RQ_BIG (64 * 1024)
+
+/* MPI_STATUSES_IGNORE, which gcc sees as a zero-sized array under MPICH */
+static MPI_Status *volatile sts_ignore;
+
+struct rq {
+	int x[COUNT], y[COUNT];
+	int *sbuf, *rbuf;
+	int partner;
+	MPI_Request r[3];
+};
+
+static void rq_start(struct rq *q, int round)
+{
+	int i;
+
+	q->partner = (rank ^ 1) < size ? rank ^ 1 : -1;
+	for (i = 0; i < COUNT; i++) {
+		q->x[i] = rank + i + round;
+		q->y[i] = -1;
+	}
+	for (i = 0; i < RQ_BIG; i++) {
+		q->sbuf[i] = rank * 3 + i + round;
+		q->rbuf[i] = -1;
+	}
+	MPI_Iallreduce(q->x, q->y, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q->r[0]);
+	q->r[1] = q->r[2] = MPI_REQUEST_NULL;
+	if (q->partner >= 0) {
+		MPI_Irecv(q->rbuf, RQ_BIG, MPI_INT, q->partner, 7, MPI_COMM_WORLD, &q->r[1]);
+		MPI_Isend(q->sbuf, RQ_BIG, MPI_INT, q->partner, 7, MPI_COMM_WORLD, &q->r[2]);
+	}
+}
+
+/* The results, and every request MPI_REQUEST_NULL. */
+static void rq_check(struct rq *q, int round, const char *what, int ok)
+{
+	int i;
+
+	for (i = 0; i < COUNT; i++)
+		ok &= q->y[i] == size * (size - 1) / 2 + size * (i + round);
+	for (i = 0; q->partner >= 0 && i < RQ_BIG; i++)
+		ok &= q->rbuf[i] == q->partner * 3 + i + round;
+	for (i = 0; i < 3; i++)
+		ok &= q->r[i] == MPI_REQUEST_NULL;
+	check(what, "requests", ok, q->y, sizeof(q->y));
+}
+
+/* The status of [1], the receive, when there is one. */
+static int rq_recv_status(const struct rq *q, const MPI_Status *st)
+{
+	int n = -1;
+
+	if (q->partner < 0)
+		return 1;
+	MPI_Get_count(st, MPI_INT, &n);
+	return st->MPI_SOURCE == q->partner && st->MPI_TAG == 7 && n == RQ_BIG;
+}
+
+/* A collective's status: not cancelled (source, tag, count undefined). */
+static int rq_coll_status(const MPI_Status *st)
+{
+	int c = 1;
+
+	MPI_Test_cancelled(st, &c);
+	return !c;
+}
+
+static void requests(void)
+{
+	struct rq q;
+	MPI_Status sts[3], st;
+	int ok, i, flag, idx, n, seen, round = 0, ids[3], rc, cls;
+	char what[96];
+
+	sts_ignore = MPI_STATUSES_IGNORE;
+	q.sbuf = malloc(RQ_BIG * sizeof(int));
+	q.rbuf = malloc(RQ_BIG * sizeof(int));
+
+	/* Waitall, with statuses and without */
+	rq_start(&q, ++round);
+	ok = MPI_Waitall(3, q.r, sts) == MPI_SUCCESS;
+	ok &= rq_coll_status(&sts[0]) && rq_recv_status(&q, &sts[1]);
+	rq_check(&q, round, "waitall mixed, statuses", ok);
+	rq_start(&q, ++round);
+	ok = MPI_Waitall(3, q.r, sts_ignore) == MPI_SUCCESS;
+	rq_check(&q, round, "waitall mixed, MPI_STATUSES_IGNORE", ok);
+
+	/* Waitany until MPI_UNDEFINED: each index once */
+	rq_start(&q, ++round);
+	ok = 1;
+	seen = 0;
+	for (;;) {
+		ok &= MPI_Waitany(3, q.r, &idx, &st) == MPI_SUCCESS;
+		if (idx == MPI_UNDEFINED || !ok)
+			break;
+		ok &= !(seen & 1 << idx);
+		seen |= 1 << idx;
+		ok &= idx != 0 || rq_coll_status(&st);
+		ok &= idx != 1 || rq_recv_status(&q, &st);
+	}
+	ok &= seen == (q.partner >= 0 ? 7 : 1);
+	rq_check(&q, round, "waitany mixed", ok);
+
+	/* Waitsome until MPI_UNDEFINED */
+	rq_start(&q, ++round);
+	ok = 1;
+	seen = 0;
+	for (;;) {
+		ok &= MPI_Waitsome(3, q.r, &n, ids, sts) == MPI_SUCCESS;
+		if (n == MPI_UNDEFINED || !ok)
+			break;
+		ok &= n > 0;
+		for (i = 0; i < n; i++) {
+			ok &= !(seen & 1 << ids[i]);
+			seen |= 1 << ids[i];
+			ok &= ids[i] != 0 || rq_coll_status(&sts[i]);
+			ok &= ids[i] != 1 || rq_recv_status(&q, &sts[i]);
+		}
+	}
+	ok &= seen == (q.partner >= 0 ? 7 : 1);
+	rq_check(&q, round, "waitsome mixed", ok);
+
+	/* Testall, Testany, Testsome, Test: polled until done */
+	rq_start(&q, ++round);
+	ok = 1;
+	flag = 0;
+	while (ok && !flag)
+		ok &= MPI_Testall(3, q.r, &flag, sts) == MPI_SUCCESS;
+	ok &= rq_coll_status(&sts[0]) && rq_recv_status(&q, &sts[1]);
+	rq_check(&q, round, "testall mixed", ok);
+	rq_start(&q, ++round);
+	ok = 1;
+	seen = 0;
+	for (;;) {
+		ok &= MPI_Testany(3, q.r, &idx, &flag, &st) == MPI_SUCCESS;
+		if (!ok || (flag && idx == MPI_UNDEFINED))
+			break;
+		if (!flag)
+			continue;
+		ok &= !(seen & 1 << idx);
+		seen |= 1 << idx;
+		ok &= idx != 1 || rq_recv_status(&q, &st);
+	}
+	ok &= seen == (q.partner >= 0 ? 7 : 1);
+	rq_check(&q, round, "testany mixed", ok);
+	rq_start(&q, ++round);
+	ok = 1;
+	seen = 0;
+	for (;;) {
+		ok &= MPI_Testsome(3, q.r, &n, ids, sts_ignore) == MPI_SUCCESS;
+		if (!ok || n == MPI_UNDEFINED)
+			break;
+		for (i = 0; i < n; i++) {
+			ok &= !(seen & 1 << ids[i]);
+			seen |= 1 << ids[i];
+		}
+	}
+	ok &= seen == (q.partner >= 0 ? 7 : 1);
+	rq_check(&q, round, "testsome mixed", ok);
+	rq_start(&q, ++round);
+	ok = 1;
+	for (i = 0; ok && (q.r[0] != MPI_REQUEST_NULL || q.r[1] != MPI_REQUEST_NULL ||
+			   q.r[2] != MPI_REQUEST_NULL); i = (i + 1) % 3)
+		ok &= MPI_Test(&q.r[i], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+	rq_check(&q, round, "test each in turn", ok);
+
+	/* Wait one by one, the collective last, then first */
+	rq_start(&q, ++round);
+	ok = 1;
+	for (i = 2; i >= 0; i--) {
+		ok &= MPI_Wait(&q.r[i], &st) == MPI_SUCCESS;
+		ok &= i != 0 || rq_coll_status(&st);
+		ok &= i != 1 || rq_recv_status(&q, &st);
+	}
+	rq_check(&q, round, "wait collective last", ok);
+	rq_start(&q, ++round);
+	ok = 1;
+	for (i = 0; i < 3; i++)
+		ok &= MPI_Wait(&q.r[i], MPI_STATUS_IGNORE) == MPI_SUCCESS;
+	rq_check(&q, round, "wait collective first", ok);
+
+	/* Request_get_status: until done, the request still there, then Wait */
+	rq_start(&q, ++round);
+	ok = 1;
+	flag = 0;
+	while (ok && !flag)
+		ok &= MPI_Request_get_status(q.r[0], &flag, &st) == MPI_SUCCESS;
+	ok &= q.r[0] != MPI_REQUEST_NULL && rq_coll_status(&st);
+	ok &= MPI_Waitall(3, q.r, sts_ignore) == MPI_SUCCESS;
+	rq_check(&q, round, "request_get_status", ok);
+
+	/*
+	 * Cancel and Request_free of a collective's request: erroneous, both
+	 * MPIs refuse with an error (of the class each MPI has for it), the
+	 * request still active; it completes with Wait.
+	 */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	rq_start(&q, ++round);
+	rc = MPI_Cancel(&q.r[0]);
+	cls = MPI_SUCCESS;
+	if (rc != MPI_SUCCESS)
+		MPI_Error_class(rc, &cls);
+	ok = q.r[0] != MPI_REQUEST_NULL;
+	snprintf(what, sizeof(what), "cancel of a collective: class %d", cls);
+	ok &= MPI_Waitall(3, q.r, sts) == MPI_SUCCESS && rq_coll_status(&sts[0]);
+	rq_check(&q, round, what, ok);
+	rq_start(&q, ++round);
+	rc = MPI_Request_free(&q.r[0]);
+	cls = MPI_SUCCESS;
+	if (rc != MPI_SUCCESS)
+		MPI_Error_class(rc, &cls);
+	ok = q.r[0] != MPI_REQUEST_NULL;
+	snprintf(what, sizeof(what), "request_free of a collective: class %d", cls);
+	ok &= MPI_Waitall(3, q.r, sts_ignore) == MPI_SUCCESS;
+	rq_check(&q, round, what, ok);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+	/*
+	 * Progress: the even rank of a pair waits for its collective and its
+	 * send in one Waitall; the odd one first receives, then joins the
+	 * collective.  Only MPI's progress in that Waitall lets it finish.
+	 */
+	++round;
+	rq_start(&q, round);
+	ok = MPI_Waitall(3, q.r, sts_ignore) == MPI_SUCCESS;
+	rq_check(&q, round, "before the progress test", ok);
+	ok = 1;
+	for (i = 0; i < COUNT; i++)
+		q.y[i] = -1;
+	for (i = 0; i < RQ_BIG; i++)
+		q.rbuf[i] = -1;
+	q.r[0] = q.r[1] = q.r[2] = MPI_REQUEST_NULL;
+	if (rank % 2 == 0)
+		MPI_Iallreduce(q.x, q.y, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q.r[0]);
+	if (q.partner >= 0) {
+		MPI_Irecv(q.rbuf, RQ_BIG, MPI_INT, q.partner, 8, MPI_COMM_WORLD, &q.r[1]);
+		MPI_Isend(q.sbuf, RQ_BIG, MPI_INT, q.partner, 8, MPI_COMM_WORLD, &q.r[2]);
+	}
+	if (rank % 2) {
+		/* the collective only after the exchange */
+		ok &= MPI_Waitall(2, q.r + 1, sts_ignore) == MPI_SUCCESS;
+		MPI_Iallreduce(q.x, q.y, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q.r[0]);
+	}
+	ok &= MPI_Waitall(3, q.r, sts_ignore) == MPI_SUCCESS;
+	rq_check(&q, round, "waitall progresses a send", ok);
+	free(q.sbuf);
+	free(q.rbuf);
+}
+
 static int eh_calls;
 static char eh_text[MPI_MAX_ERROR_STRING];
 
@@ -550,6 +808,7 @@ int main(int argc, char **argv)
 	}
 	check("comm freed and recreated", "recreate", 1, NULL, 0);
 	fallbacks(MPI_COMM_WORLD);
+	requests();
 	MPI_Comm_free(&rev);
 	MPI_Comm_free(&par);
 	MPI_Comm_free(&dup);
