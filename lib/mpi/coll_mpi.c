@@ -49,6 +49,7 @@
  * (correct, not accelerated); MPICH's call the C MPI_ functions.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -76,12 +77,13 @@ static const char *const kc_op_names[KC_NOPS] = {
 
 enum kc_why {
 	KC_ROUTED, KC_DISABLED, KC_NOMODULE, KC_INTER, KC_ONERANK, KC_DATATYPE, KC_OP,
-	KC_COUNTS, KC_INPLACE, KC_EMPTY, KC_SETUP, KC_NWHY
+	KC_COUNTS, KC_INPLACE, KC_EMPTY, KC_SETUP, KC_LARGE, KC_NWHY
 };
 
 static const char *const kc_why_names[KC_NWHY] = {
 	"routed", "KCOLL_MPI=0", "no module", "inter-communicator", "one rank", "datatype",
 	"op", "counts differ", "in place", "empty", "kcoll communicator failed",
+	"2 GiB or more",
 };
 
 /* [blocking 0 / nonblocking 1][op][why] */
@@ -418,6 +420,7 @@ struct kc_post {
 	size_t move_len;
 	void *tmp;
 	size_t tmp_len;
+	void *tmp2;			/* a packed send side, freed */
 	void *ubuf;			/* unpack tmp into ubuf, ucount of utype */
 	int ucount;
 	MPI_Datatype utype;		/* MPI_DATATYPE_NULL: nothing to unpack */
@@ -439,7 +442,8 @@ static void kc_post_run(struct kc_post *p, int err)
 		PMPI_Type_free(&p->utype);
 	}
 	free(p->tmp);
-	p->tmp = NULL;
+	free(p->tmp2);
+	p->tmp = p->tmp2 = NULL;
 }
 
 struct kc_req {
@@ -801,44 +805,97 @@ static int kc_rs_v(const void *sb, void *rb, const int rcounts[], MPI_Datatype d
 		     differ, rcounts);
 }
 
-/* Scatter (@gather 0) or Gather (1). */
+/* The bytes of @count @dt: its signature's size, -1 if not a type. */
+static long long kc_bytes(int count, MPI_Datatype dt)
+{
+	MPI_Count sz = 0;
+
+	if (count <= 0)
+		return 0;
+	if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS ||
+	    sz == MPI_UNDEFINED || sz < 0)
+		return -1;
+	return (long long)count * sz;
+}
+
+/* Any number of @dt lie back to back at the buffer, as their bytes. */
+static int kc_contig(MPI_Datatype dt)
+{
+	MPI_Aint lb, ext, tlb, text;
+	MPI_Count sz = 0;
+
+	if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS ||
+	    PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS ||
+	    PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS)
+		return 0;
+	return !lb && !tlb && ext == text && (MPI_Count)ext == sz;
+}
+
+/* @count @dt at @buf as packed bytes in a new buffer of @len (NULL if none). */
+static void *kc_pack(const void *buf, int count, MPI_Datatype dt, size_t len)
+{
+	void *p = malloc(len ? len : 1);
+	int pos = 0;
+
+	if (p && PMPI_Pack(buf, count, dt, p, (int)len, &pos, MPI_COMM_SELF) != MPI_SUCCESS) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/* After completion, unpack @len bytes of @tmp into @count @dt at @buf. */
+static void kc_post_unpack(struct kc_post *p, void *tmp, size_t len, void *buf, int count,
+			   MPI_Datatype dt)
+{
+	p->tmp = tmp;
+	p->tmp_len = len;
+	p->ubuf = buf;
+	p->ucount = count;
+	PMPI_Type_dup(dt, &p->utype);
+}
+
+/*
+ * Scatter (@gather 0) or Gather (1), routed by the bytes of one block:
+ * MPI makes every rank's block signature match the root's, so the bytes
+ * are the same everywhere, while the layouts (each rank's own type, the
+ * root's receive type of a gather or send type of a scatter, which only
+ * the root knows) may differ.  So the decision looks at the bytes only,
+ * kcoll moves bytes, and a rank whose layout is not its bytes back to
+ * back packs (before) or unpacks (after) its side locally.
+ */
 static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 		     MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
 	struct kc_call c;
 	coll_request_t *k = NULL;
+	struct kc_post post = KC_POST_NONE;
 	enum kc_why why = kc_comm_check(comm, &c);
 	/* The side that every rank has: a gather's send, a scatter's receive. */
 	int inplace = gather ? sb == MPI_IN_PLACE : rb == MPI_IN_PLACE;
-	MPI_Datatype mine = gather ? st : rt, other = gather ? rt : st;
-	int mc = gather ? sc : rc, oc = gather ? rc : sc;
-	size_t n = 0;
+	MPI_Datatype mine = gather ? st : rt;
+	int mc = gather ? sc : rc;
+	long long bytes = 0;
+	size_t blk, all;
+	MPI_Aint lb, ext;
+	void *src, *dst, *tmp;
 
 	if (!why && inplace) {
 		/* at the root only: its other side says it */
-		mine = other;
-		mc = oc;
+		mine = gather ? rt : st;
+		mc = gather ? rc : sc;
 	}
-	if (!why)
-		why = kc_type_check(mine, MPI_OP_NULL, 0, &c);
-	if (!why)
-		n = (size_t)(mc > 0 ? mc : 0) * c.per;
-	if (!why && mc <= 0)
-		why = KC_EMPTY;
+	if (!why) {
+		bytes = kc_bytes(mc, mine);
+		if (bytes < 0)
+			why = KC_DATATYPE;
+		else if (!bytes)
+			why = KC_EMPTY;
+		else if (bytes > INT_MAX / c.size)
+			why = KC_LARGE;
+	}
 	if (!why)
 		why = kc_comm_final(comm, &c);
-	/*
-	 * The root's other side (a gather's receive type) is its alone: when it
-	 * does not match, the other ranks have routed already, so it is an
-	 * error here (and a timeout there), not a fallback.
-	 */
-	if (!why && c.rank == root && !inplace && kc_same(other, oc, &c, n)) {
-		PMPI_Add_error_string(kc_errcode, "kcoll: the root's receive (gather) or send "
-				      "(scatter) type or count is not the others' elements: "
-				      "unsupported with KCOLL_MPI");
-		PMPI_Comm_call_errhandler(comm, kc_errcode);
-		return kc_errcode;
-	}
 	kc_note(NB(req), gather ? KC_GATHER : KC_SCATTER, why);
 	if (why) {
 		if (gather)
@@ -847,20 +904,65 @@ static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *
 		return req ? PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, req) :
 			     PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm);
 	}
+	blk = (size_t)bytes;
+	all = blk * (size_t)c.size;
+	src = (void *)sb;
+	dst = rb;
 	if (gather) {
-		if (inplace)
-			sb = (char *)rb + (size_t)c.rank * n * c.esz;
-		if (c.rank != root)
-			rb = NULL;
-		return kc_done(comm, c.k, &k, coll_gather(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k),
-			       req, NULL);
+		if (c.rank != root) {
+			dst = NULL;
+		} else if (!kc_contig(rt) || kc_bytes(rc, rt) != bytes) {
+			tmp = malloc(all);
+			if (!tmp)
+				return kc_error(comm, -ENOMEM);
+			kc_post_unpack(&post, tmp, all, rb, rc * c.size, rt);
+			dst = tmp;
+		}
+		if (inplace && dst == rb) {
+			src = (char *)rb + (size_t)c.rank * blk;
+		} else if (inplace) {
+			/* the root's block, in place in its receive layout, staged with the rest */
+			PMPI_Type_get_extent(rt, &lb, &ext);
+			tmp = kc_pack((char *)rb + (size_t)c.rank * (size_t)rc * (size_t)ext, rc, rt,
+				      blk);
+			if (!tmp) {
+				kc_post_run(&post, -ENOMEM);
+				return kc_error(comm, -ENOMEM);
+			}
+			src = (char *)dst + (size_t)c.rank * blk;
+			memcpy(src, tmp, blk);
+			free(tmp);
+		} else if (!kc_contig(st)) {
+			src = post.tmp2 = kc_pack(sb, sc, st, blk);
+			if (!src) {
+				kc_post_run(&post, -ENOMEM);
+				return kc_error(comm, -ENOMEM);
+			}
+		}
+		return kc_done(comm, c.k, &k, coll_gather(c.kc, src, dst, blk, COLL_UINT8,
+							   (uint32_t)root, &k), req, &post);
 	}
-	if (inplace)
-		rb = (char *)sb + (size_t)c.rank * n * c.esz;
-	if (c.rank != root)
-		sb = NULL;
-	return kc_done(comm, c.k, &k, coll_scatter(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k), req,
-		       NULL);
+	if (c.rank != root) {
+		src = NULL;
+	} else if (!kc_contig(st) || kc_bytes(sc, st) != bytes) {
+		src = post.tmp2 = kc_pack(sb, sc * c.size, st, all);
+		if (!src)
+			return kc_error(comm, -ENOMEM);
+	}
+	if (inplace) {
+		/* the root's own block stays where it is: kcoll's copy goes to src */
+		dst = (char *)src + (size_t)c.rank * blk;
+	} else if (!kc_contig(rt)) {
+		tmp = malloc(blk);
+		if (!tmp) {
+			kc_post_run(&post, -ENOMEM);
+			return kc_error(comm, -ENOMEM);
+		}
+		kc_post_unpack(&post, tmp, blk, rb, rc, rt);
+		dst = tmp;
+	}
+	return kc_done(comm, c.k, &k, coll_scatter(c.kc, src, dst, blk, COLL_UINT8, (uint32_t)root,
+						    &k), req, &post);
 }
 
 static int kc_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,

@@ -5,7 +5,8 @@
  * place and not, on MPI_COMM_WORLD, a dup, communicators split by parity
  * and by reversed key, many communicators alive at once and one freed and
  * made again 100 times; also what must fall back (a vector datatype, a
- * user op, MAXLOC, unequal ReduceScatter counts); and the requests of
+ * user op, MAXLOC, unequal ReduceScatter counts); Gather and Scatter
+ * with layouts that differ between ranks (layouts()); and the requests of
  * nonblocking collectives mixed with point-to-point ones in every
  * completion call (requests()).
  *
@@ -389,6 +390,90 @@ static void run_comm(MPI_Comm comm, const char *cname, int nb)
 	free(r);
 	free(big);
 	free(cnt);
+}
+
+/*
+ * Gather and Scatter whose layouts differ between ranks (MPI wants only
+ * the signatures to match): the root's receive (gather) or send
+ * (scatter) type a contiguous type of COUNT ints or a strided vector
+ * (every other int, resized to 2 * COUNT), the odd ranks' own side the
+ * strided vector too, and in place at the root; blocking and not.
+ */
+static void layouts(MPI_Comm comm)
+{
+	int me, n, root, i, j, ok, m, nb, *own, *big;
+	MPI_Datatype cont, vec, rvec;
+	MPI_Request req = MPI_REQUEST_NULL;
+	static const char *const mname[] = { "contiguous", "vector", "vector inplace" };
+	char what[96];
+
+	MPI_Comm_rank(comm, &me);
+	MPI_Comm_size(comm, &n);
+	own = malloc(2 * COUNT * sizeof(int));
+	big = malloc(2 * COUNT * (size_t)n * sizeof(int));
+	MPI_Type_contiguous(COUNT, MPI_INT, &cont);
+	MPI_Type_commit(&cont);
+	MPI_Type_vector(COUNT, 1, 2, MPI_INT, &vec);
+	MPI_Type_commit(&vec);
+	MPI_Type_create_resized(vec, 0, 2 * COUNT * sizeof(int), &rvec);
+	MPI_Type_commit(&rvec);
+#define LVAL(r, i) (((r) + 1) * 1000 + (i))
+	for (nb = 0; nb < 2; nb++)
+	for (root = 0; root < n; root += n - 1 ? n - 1 : 1)
+	for (m = 0; m < 3; m++) {
+		/* Gather: own block at own (odd ranks strided, modes 1 and 2) */
+		int strided = m && me % 2;
+		int *rp;
+
+		for (i = 0; i < 2 * COUNT; i++)
+			own[i] = strided ? (i % 2 ? -7 : LVAL(me, i / 2)) : i < COUNT ? LVAL(me, i) : -7;
+		for (i = 0; i < 2 * COUNT * n; i++)
+			big[i] = -7;
+		if (m == 2 && me == root)
+			for (i = 0; i < COUNT; i++)
+				big[me * 2 * COUNT + 2 * i] = LVAL(me, i);
+		CALL(MPI_Gather(m == 2 && me == root ? MPI_IN_PLACE : own, strided ? 1 : COUNT,
+				strided ? vec : MPI_INT, big, 1, m ? rvec : cont, root, comm),
+		     MPI_Igather(m == 2 && me == root ? MPI_IN_PLACE : own, strided ? 1 : COUNT,
+				 strided ? vec : MPI_INT, big, 1, m ? rvec : cont, root, comm, &req));
+		ok = 1;
+		for (j = 0; me == root && j < n; j++)
+			for (i = 0; i < COUNT; i++) {
+				rp = m ? &big[j * 2 * COUNT + 2 * i] : &big[j * COUNT + i];
+				ok &= *rp == LVAL(j, i) && (!m || rp[1] == -7);
+			}
+		snprintf(what, sizeof(what), "%sgather root %d %s", nb ? "i" : "", root, mname[m]);
+		check(what, "layouts", ok, me == root ? big : NULL,
+		      2 * COUNT * (size_t)n * sizeof(int));
+		/* Scatter it back: the root's send type that receive type */
+		for (i = 0; i < 2 * COUNT; i++)
+			own[i] = -7;
+		if (me == root && m != 1)
+			for (i = 0; i < COUNT; i++)	/* in place: its block must stay */
+				(m ? big + me * 2 * COUNT : big + me * COUNT)[m ? 2 * i : i] =
+					LVAL(me, i);
+		CALL(MPI_Scatter(big, 1, m ? rvec : cont, m == 2 && me == root ? MPI_IN_PLACE : own,
+				 strided ? 1 : COUNT, strided ? vec : MPI_INT, root, comm),
+		     MPI_Iscatter(big, 1, m ? rvec : cont, m == 2 && me == root ? MPI_IN_PLACE : own,
+				  strided ? 1 : COUNT, strided ? vec : MPI_INT, root, comm, &req));
+		ok = 1;
+		for (i = 0; i < COUNT; i++) {
+			if (m == 2 && me == root)
+				ok &= big[me * 2 * COUNT + 2 * i] == LVAL(me, i);
+			else if (strided)
+				ok &= own[2 * i] == LVAL(me, i) && own[2 * i + 1] == -7;
+			else
+				ok &= own[i] == LVAL(me, i);
+		}
+		snprintf(what, sizeof(what), "%sscatter root %d %s", nb ? "i" : "", root, mname[m]);
+		check(what, "layouts", ok, own, 2 * COUNT * sizeof(int));
+	}
+#undef LVAL
+	MPI_Type_free(&rvec);
+	MPI_Type_free(&vec);
+	MPI_Type_free(&cont);
+	free(own);
+	free(big);
 }
 
 /* What must fall back, still computed right. */
@@ -807,6 +892,7 @@ int main(int argc, char **argv)
 		MPI_Comm_free(&c);
 	}
 	check("comm freed and recreated", "recreate", 1, NULL, 0);
+	layouts(MPI_COMM_WORLD);
 	fallbacks(MPI_COMM_WORLD);
 	requests();
 	MPI_Comm_free(&rev);
