@@ -10,12 +10,15 @@
  * intra-communicator of more than one rank, contiguous predefined
  * datatypes that map onto kcoll element types (or contiguous types built
  * from one), SUM/PROD/MIN/MAX on them, MPI_IN_PLACE where MPI allows it,
- * equal counts where kcoll has no vector form.  Everything else (derived
- * datatypes, user ops, MAXLOC, bitwise and logical ops, inter-communicators)
- * goes to the PMPI_ call unchanged, and is counted with its reason.  Every
- * input of that decision is one MPI requires to match on every rank, so
- * the ranks decide alike without talking; the one per-rank fact, whether
- * this node's kcoll communicator could be made, is agreed once per
+ * equal counts where kcoll has no vector form; Gather and Scatter move
+ * bytes, any type in any layout.  Everything else (derived datatypes,
+ * user ops, MAXLOC, bitwise and logical ops, inter-communicators) goes to
+ * the PMPI_ call unchanged, and is counted with its first failing reason:
+ * kc_route() runs every operation's checks in one order.  Every input of
+ * that decision is one MPI requires to match on every rank (Gather's and
+ * Scatter's types may differ per rank, their bytes may not), so the ranks
+ * decide alike without talking; the one per-rank fact, whether this
+ * node's kcoll communicator could be made, is agreed once per
  * communicator with a PMPI_Allreduce(MIN).
  *
  * Communicators.  A kcoll communicator is made lazily at the first routed
@@ -317,6 +320,32 @@ static int kc_redop(MPI_Op op, coll_redop_t *k)
 	return 0;
 }
 
+/* The bytes of @count @dt: its signature's size, -1 if not a type. */
+static long long kc_bytes(int count, MPI_Datatype dt)
+{
+	MPI_Count sz = 0;
+
+	if (count <= 0)
+		return 0;
+	if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS ||
+	    sz == MPI_UNDEFINED || sz < 0)
+		return -1;
+	return (long long)count * sz;
+}
+
+/* Any number of @dt lie back to back at the buffer, as their bytes. */
+static int kc_contig(MPI_Datatype dt)
+{
+	MPI_Aint lb, ext, tlb, text;
+	MPI_Count sz = 0;
+
+	if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS ||
+	    PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS ||
+	    PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS)
+		return 0;
+	return !lb && !tlb && ext == text && (MPI_Count)ext == sz;
+}
+
 /* --------------------------------------------------------- deciding */
 
 /* What a routed call needs. */
@@ -327,6 +356,7 @@ struct kc_call {
 	coll_redop_t op;
 	size_t per;		/* kcoll elements per MPI element */
 	size_t esz;		/* bytes per kcoll element */
+	size_t n;		/* kcoll elements of the call's count, or its bytes */
 	int rank, size;
 };
 
@@ -390,6 +420,72 @@ static enum kc_why kc_comm_final(MPI_Comm comm, struct kc_call *c)
 	c->k = kc_comm_get(comm, &why);
 	c->kc = c->k ? c->k->kc : NULL;
 	return c->kc ? KC_ROUTED : why;
+}
+
+/*
+ * What one call asks of the routing decision.  Every check is optional
+ * but for the communicator's; kc_route() runs them in this one order and
+ * reports the first that fails, so each operation's reasons read alike.
+ */
+enum kc_kind {
+	KC_NOTYPE,		/* no data (Barrier) */
+	KC_ELEMS,		/* @dt as kcoll elements (of @op if @reduce) */
+	KC_BYTES,		/* @count @dt as bytes: any type, any layout */
+};
+
+struct kc_check {
+	enum kc_kind kind;
+	MPI_Datatype dt;
+	MPI_Op op;
+	int reduce;
+	int count;		/* of @dt */
+	int empty;		/* @count <= 0 falls back (KC_ELEMS) */
+	int counts_differ;	/* a vector form whose counts kcoll has no form for */
+	int inplace;		/* an MPI_IN_PLACE that kcoll has no form for */
+	int same;		/* @dt2: @count2 of it must be @count of @dt's elements */
+	MPI_Datatype dt2;
+	int count2;
+	int same_type;		/* ... and a mismatch is a datatype reason, not counts */
+};
+
+/* @a's decision for @which, counted; KC_ROUTED fills @c for the call. */
+static enum kc_why kc_route(enum kc_op which, int nb, MPI_Comm comm, const struct kc_check *a,
+			    struct kc_call *c)
+{
+	enum kc_why why = kc_comm_check(comm, c);
+	long long bytes;
+
+	if (!why && a->kind == KC_ELEMS) {
+		why = kc_type_check(a->dt, a->op, a->reduce, c);
+		c->n = (size_t)(a->count > 0 ? a->count : 0) * (why ? 0 : c->per);
+	}
+	if (!why && a->counts_differ)
+		why = KC_COUNTS;
+	if (!why && a->inplace)
+		why = KC_INPLACE;
+	if (!why && a->kind == KC_BYTES) {
+		bytes = kc_bytes(a->count, a->dt);
+		if (bytes < 0)
+			why = KC_DATATYPE;
+		else if (!bytes)
+			why = KC_EMPTY;
+		else if (bytes > INT_MAX / c->size)
+			why = KC_LARGE;
+		c->dt = COLL_UINT8;
+		c->per = c->esz = 1;
+		c->n = bytes > 0 ? (size_t)bytes : 0;
+	}
+	if (!why && a->empty && a->count <= 0)
+		why = KC_EMPTY;
+	if (!why && a->same) {
+		why = kc_same(a->dt2, a->count2, c, c->n);
+		if (why && a->same_type)
+			why = KC_DATATYPE;
+	}
+	if (!why)
+		why = kc_comm_final(comm, c);
+	kc_note(nb, which, why);
+	return why;
 }
 
 /* ----------------------------------------------------------- errors */
@@ -659,18 +755,12 @@ static int kc_done(MPI_Comm comm, struct kc_comm *k, coll_request_t **kp, int er
 static int kc_allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
 			MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = op, .reduce = 1, .count = count,
+			      .empty = 1 };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 
-	if (!why)
-		why = kc_type_check(dt, op, 1, &c);
-	if (!why && count <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_ALLREDUCE, why);
-	if (why)
+	if (kc_route(KC_ALLREDUCE, NB(req), comm, &a, &c))
 		return req ? PMPI_Iallreduce(sb, rb, count, dt, op, comm, req) :
 			     PMPI_Allreduce(sb, rb, count, dt, op, comm);
 	if (sb == MPI_IN_PLACE)
@@ -682,18 +772,12 @@ static int kc_allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MP
 static int kc_reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
 		     MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = op, .reduce = 1, .count = count,
+			      .empty = 1 };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 
-	if (!why)
-		why = kc_type_check(dt, op, 1, &c);
-	if (!why && count <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_REDUCE, why);
-	if (why)
+	if (kc_route(KC_REDUCE, NB(req), comm, &a, &c))
 		return req ? PMPI_Ireduce(sb, rb, count, dt, op, root, comm, req) :
 			     PMPI_Reduce(sb, rb, count, dt, op, root, comm);
 	if (sb == MPI_IN_PLACE)
@@ -707,18 +791,12 @@ static int kc_reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_O
 static int kc_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 		    MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = MPI_OP_NULL, .count = count,
+			      .empty = 1 };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 
-	if (!why)
-		why = kc_type_check(dt, MPI_OP_NULL, 0, &c);
-	if (!why && count <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_BCAST, why);
-	if (why)
+	if (kc_route(KC_BCAST, NB(req), comm, &a, &c))
 		return req ? PMPI_Ibcast(buf, count, dt, root, comm, req) :
 			     PMPI_Bcast(buf, count, dt, root, comm);
 	return kc_done(comm, c.k, &k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
@@ -728,27 +806,17 @@ static int kc_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
 static int kc_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 			MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = rc,
+			      .empty = 1, .same = sb != MPI_IN_PLACE, .dt2 = st, .count2 = sc };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
-	size_t n = 0;
 
-	if (!why)
-		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
-	n = (size_t)(rc > 0 ? rc : 0) * (why ? 0 : c.per);
-	if (!why && rc <= 0)
-		why = KC_EMPTY;
-	if (!why && sb != MPI_IN_PLACE)
-		why = kc_same(st, sc, &c, n);
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_ALLGATHER, why);
-	if (why)
+	if (kc_route(KC_ALLGATHER, NB(req), comm, &a, &c))
 		return req ? PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req) :
 			     PMPI_Allgather(sb, sc, st, rb, rc, rt, comm);
 	if (sb == MPI_IN_PLACE)
-		sb = (char *)rb + (size_t)c.rank * n * c.esz;
-	return kc_done(comm, c.k, &k, coll_allgather(c.kc, sb, rb, n, c.dt, &k), req, NULL);
+		sb = (char *)rb + (size_t)c.rank * c.n * c.esz;
+	return kc_done(comm, c.k, &k, coll_allgather(c.kc, sb, rb, c.n, c.dt, &k), req, NULL);
 }
 
 /* ReduceScatter with every block @rc elements (both MPI forms). */
@@ -756,22 +824,14 @@ static int kc_rs(enum kc_op which, const void *sb, void *rb, int rc, MPI_Datatyp
 		 MPI_Op op, MPI_Comm comm, MPI_Request *req, int counts_differ,
 		 const int *rcounts)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = op, .reduce = 1, .count = rc,
+			      .empty = 1, .counts_differ = counts_differ };
+	struct kc_post post = KC_POST_NONE;
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
-	struct kc_post post = KC_POST_NONE;
 	size_t n, off = 0;
 
-	if (!why)
-		why = kc_type_check(dt, op, 1, &c);
-	if (!why && counts_differ)
-		why = KC_COUNTS;
-	if (!why && rc <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), which, why);
-	if (why) {
+	if (kc_route(which, NB(req), comm, &a, &c)) {
 		if (which == KC_REDUCE_SCATTER)
 			return req ? PMPI_Ireduce_scatter(sb, rb, rcounts, dt, op, comm, req) :
 				     PMPI_Reduce_scatter(sb, rb, rcounts, dt, op, comm);
@@ -803,32 +863,6 @@ static int kc_rs_v(const void *sb, void *rb, const int rcounts[], MPI_Datatype d
 		differ |= rcounts[i] != rcounts[0];
 	return kc_rs(KC_REDUCE_SCATTER, sb, rb, size ? rcounts[0] : 0, dt, op, comm, req,
 		     differ, rcounts);
-}
-
-/* The bytes of @count @dt: its signature's size, -1 if not a type. */
-static long long kc_bytes(int count, MPI_Datatype dt)
-{
-	MPI_Count sz = 0;
-
-	if (count <= 0)
-		return 0;
-	if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS ||
-	    sz == MPI_UNDEFINED || sz < 0)
-		return -1;
-	return (long long)count * sz;
-}
-
-/* Any number of @dt lie back to back at the buffer, as their bytes. */
-static int kc_contig(MPI_Datatype dt)
-{
-	MPI_Aint lb, ext, tlb, text;
-	MPI_Count sz = 0;
-
-	if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS ||
-	    PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS ||
-	    PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS)
-		return 0;
-	return !lb && !tlb && ext == text && (MPI_Count)ext == sz;
 }
 
 /* @count @dt at @buf as packed bytes in a new buffer of @len (NULL if none). */
@@ -867,44 +901,29 @@ static void kc_post_unpack(struct kc_post *p, void *tmp, size_t len, void *buf, 
 static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 		     MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
+	/* The side that every rank has (a gather's send, a scatter's receive) */
+	int inplace = gather ? sb == MPI_IN_PLACE : rb == MPI_IN_PLACE;
+	/* ... but at an in-place root the other side says it */
+	struct kc_check a = { .kind = KC_BYTES,
+			      .dt = gather == inplace ? rt : st,
+			      .count = gather == inplace ? rc : sc };
+	struct kc_post post = KC_POST_NONE;
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	struct kc_post post = KC_POST_NONE;
-	enum kc_why why = kc_comm_check(comm, &c);
-	/* The side that every rank has: a gather's send, a scatter's receive. */
-	int inplace = gather ? sb == MPI_IN_PLACE : rb == MPI_IN_PLACE;
-	MPI_Datatype mine = gather ? st : rt;
-	int mc = gather ? sc : rc;
-	long long bytes = 0;
+	long long bytes;
 	size_t blk, all;
 	MPI_Aint lb, ext;
 	void *src, *dst, *tmp;
 
-	if (!why && inplace) {
-		/* at the root only: its other side says it */
-		mine = gather ? rt : st;
-		mc = gather ? rc : sc;
-	}
-	if (!why) {
-		bytes = kc_bytes(mc, mine);
-		if (bytes < 0)
-			why = KC_DATATYPE;
-		else if (!bytes)
-			why = KC_EMPTY;
-		else if (bytes > INT_MAX / c.size)
-			why = KC_LARGE;
-	}
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), gather ? KC_GATHER : KC_SCATTER, why);
-	if (why) {
+	if (kc_route(gather ? KC_GATHER : KC_SCATTER, NB(req), comm, &a, &c)) {
 		if (gather)
 			return req ? PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, req) :
 				     PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm);
 		return req ? PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, req) :
 			     PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm);
 	}
-	blk = (size_t)bytes;
+	bytes = (long long)c.n;
+	blk = c.n;
 	all = blk * (size_t)c.size;
 	src = (void *)sb;
 	dst = rb;
@@ -968,57 +987,38 @@ static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *
 static int kc_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 		       MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = rc,
+			      .empty = 1, .same = sb != MPI_IN_PLACE, .dt2 = st, .count2 = sc };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
-	size_t n = 0;
 
-	if (!why)
-		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
-	if (!why)
-		n = (size_t)(rc > 0 ? rc : 0) * c.per;
-	if (!why && rc <= 0)
-		why = KC_EMPTY;
-	if (!why && sb != MPI_IN_PLACE)
-		why = kc_same(st, sc, &c, n);
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_ALLTOALL, why);
-	if (why)
+	if (kc_route(KC_ALLTOALL, NB(req), comm, &a, &c))
 		return req ? PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, req) :
 			     PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = rb;
-	return kc_done(comm, c.k, &k, coll_alltoall(c.kc, sb, rb, n, c.dt, &k), req, NULL);
+	return kc_done(comm, c.k, &k, coll_alltoall(c.kc, sb, rb, c.n, c.dt, &k), req, NULL);
 }
 
 static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st,
 			void *rb, const int rc[], const int rd[], MPI_Datatype rt,
 			MPI_Comm comm, MPI_Request *req)
 {
+	/* the element of one type must be the other's: one of each */
+	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = 1,
+			      .inplace = sb == MPI_IN_PLACE, .same = 1, .dt2 = st, .count2 = 1,
+			      .same_type = 1 };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
-	uint64_t *v = NULL;
+	uint64_t *v;
 	int i, err;
 
-	if (!why)
-		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
-	if (!why && sb == MPI_IN_PLACE)
-		why = KC_INPLACE;
-	if (!why && kc_same(st, 1, &c, c.per))
-		why = KC_DATATYPE;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	if (!why) {
-		v = malloc(4 * (size_t)c.size * sizeof(*v));
-		if (!v)
-			return kc_error(comm, -ENOMEM);
-	}
-	kc_note(NB(req), KC_ALLTOALLV, why);
-	if (why)
+	if (kc_route(KC_ALLTOALLV, NB(req), comm, &a, &c))
 		return req ? PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req) :
 			     PMPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
+	v = malloc(4 * (size_t)c.size * sizeof(*v));
+	if (!v)
+		return kc_error(comm, -ENOMEM);
 	for (i = 0; i < c.size; i++) {
 		v[i] = (uint64_t)sc[i] * c.per;
 		v[c.size + i] = (uint64_t)sd[i] * c.per;
@@ -1034,14 +1034,11 @@ static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Data
 
 static int kc_barrier(MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_NOTYPE };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_BARRIER, why);
-	if (why)
+	if (kc_route(KC_BARRIER, NB(req), comm, &a, &c))
 		return req ? PMPI_Ibarrier(comm, req) : PMPI_Barrier(comm);
 	return kc_done(comm, c.k, &k, coll_barrier(c.kc, &k), req, NULL);
 }
