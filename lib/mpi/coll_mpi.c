@@ -524,13 +524,14 @@ struct kc_post {
 
 #define KC_POST_NONE { .utype = MPI_DATATYPE_NULL }
 
-/* Run @p after the operation ended with @err (0: completed). */
+/* Run @p after the operation ended with @err (0: completed); once. */
 static void kc_post_run(struct kc_post *p, int err)
 {
 	int pos = 0;
 
 	if (!err && p->move_len)
 		memmove(p->move_to, p->move_from, p->move_len);
+	p->move_len = 0;
 	if (p->utype != MPI_DATATYPE_NULL) {
 		if (!err)
 			PMPI_Unpack(p->tmp, (int)p->tmp_len, &pos, p->ubuf, p->ucount, p->utype,
