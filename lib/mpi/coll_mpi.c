@@ -10,12 +10,15 @@
  * intra-communicator of more than one rank, contiguous predefined
  * datatypes that map onto kcoll element types (or contiguous types built
  * from one), SUM/PROD/MIN/MAX on them, MPI_IN_PLACE where MPI allows it,
- * equal counts where kcoll has no vector form.  Everything else (derived
- * datatypes, user ops, MAXLOC, bitwise and logical ops, inter-communicators)
- * goes to the PMPI_ call unchanged, and is counted with its reason.  Every
- * input of that decision is one MPI requires to match on every rank, so
- * the ranks decide alike without talking; the one per-rank fact, whether
- * this node's kcoll communicator could be made, is agreed once per
+ * equal counts where kcoll has no vector form; Gather and Scatter move
+ * bytes, any type in any layout.  Everything else (derived datatypes,
+ * user ops, MAXLOC, bitwise and logical ops, inter-communicators) goes to
+ * the PMPI_ call unchanged, and is counted with its first failing reason:
+ * kc_route() runs every operation's checks in one order.  Every input of
+ * that decision is one MPI requires to match on every rank (Gather's and
+ * Scatter's types may differ per rank, their bytes may not), so the ranks
+ * decide alike without talking; the one per-rank fact, whether this
+ * node's kcoll communicator could be made, is agreed once per
  * communicator with a PMPI_Allreduce(MIN).
  *
  * Communicators.  A kcoll communicator is made lazily at the first routed
@@ -27,12 +30,16 @@
  * MPI_COMM_NULL_COPY_FN, so a new communicator has none and makes its own.
  *
  * Nonblocking collectives are generalized requests (PMPI_Grequest_start)
- * around a kcoll request; MPI_Wait/Test/Waitall/Testall/Waitany/Testany
- * drive ours to completion (coll_wait/coll_test, then
- * PMPI_Grequest_complete) before calling PMPI, so no thread is needed.
- * A request of ours that reaches MPI only through another call
- * (MPI_Waitsome, MPI_Request_free, Fortran on Open MPI) would wait forever:
- * not intercepted in this version.
+ * around a kcoll request, so they mix with MPI's own in any array.  Every
+ * C completion call (Wait, Test, Request_get_status, and the -all, -any
+ * and -some forms) first looks at ours (coll_test, then
+ * PMPI_Grequest_complete), and one that waits alternates that with
+ * PMPI_Test* so that MPI's requests progress meanwhile; no thread.
+ * MPI_Cancel and MPI_Request_free of ours fail as both MPIs fail them for
+ * their own nonblocking collectives (erroneous in MPI).  A pending
+ * request holds its kcoll communicator, so MPI_Comm_free does not end
+ * the operation.  Open MPI's Fortran completion calls reach PMPI directly
+ * and would wait forever on ours: not supported.
  *
  * Errors.  A kcoll error on a routed call becomes an MPI error class of
  * ours (MPI_Add_error_class), its string the kcoll message, raised on the
@@ -45,10 +52,14 @@
  * (correct, not accelerated); MPICH's call the C MPI_ functions.
  */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -69,12 +80,13 @@ static const char *const kc_op_names[KC_NOPS] = {
 
 enum kc_why {
 	KC_ROUTED, KC_DISABLED, KC_NOMODULE, KC_INTER, KC_ONERANK, KC_DATATYPE, KC_OP,
-	KC_COUNTS, KC_INPLACE, KC_EMPTY, KC_SETUP, KC_NWHY
+	KC_COUNTS, KC_INPLACE, KC_EMPTY, KC_SETUP, KC_LARGE, KC_NWHY
 };
 
 static const char *const kc_why_names[KC_NWHY] = {
 	"routed", "KCOLL_MPI=0", "no module", "inter-communicator", "one rank", "datatype",
 	"op", "counts differ", "in place", "empty", "kcoll communicator failed",
+	"2 GiB or more",
 };
 
 /* [blocking 0 / nonblocking 1][op][why] */
@@ -94,22 +106,38 @@ static void kc_note(int nb, enum kc_op op, enum kc_why why)
 
 /* ------------------------------------------------------ communicators */
 
+/*
+ * An MPI communicator's kcoll side, its attribute.  Counted: the
+ * attribute holds one reference and every request of ours one, so that
+ * MPI_Comm_free with requests still pending (MPI lets them complete)
+ * leaves their kcoll communicator alive until the last one is freed.
+ */
 struct kc_comm {
 	coll_comm_t *kc;		/* NULL: not routed, for @why */
 	enum kc_why why;
+	int refs;
 };
 
-static int kc_delete_cb(MPI_Comm comm, int kv, void *attr, void *extra)
+static void kc_comm_put(struct kc_comm *k)
 {
-	struct kc_comm *k = attr;
+	int last;
 
-	(void)comm;
-	(void)kv;
-	(void)extra;
-	if (k) {
+	pthread_mutex_lock(&kc_lock);
+	last = !--k->refs;
+	pthread_mutex_unlock(&kc_lock);
+	if (last) {
 		coll_comm_destroy(k->kc);
 		free(k);
 	}
+}
+
+static int kc_delete_cb(MPI_Comm comm, int kv, void *attr, void *extra)
+{
+	(void)comm;
+	(void)kv;
+	(void)extra;
+	if (attr)
+		kc_comm_put(attr);
 	return MPI_SUCCESS;
 }
 
@@ -157,7 +185,7 @@ static int kc_oob_allgather(const void *s, void *r, size_t len, void *ctx)
  * The kcoll communicator of @comm, made at the first routed call: NULL
  * (and *@why) when it cannot be, the same on every rank.
  */
-static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
+static struct kc_comm *kc_comm_get(MPI_Comm comm, enum kc_why *why)
 {
 	struct kc_comm *k = NULL;
 	int flag = 0, rank, size, ok, all = 0;
@@ -167,7 +195,7 @@ static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
 	PMPI_Comm_get_attr(comm, kc_keyval, &k, &flag);
 	if (flag && k) {
 		*why = k->why;
-		return k->kc;
+		return k;
 	}
 	k = calloc(1, sizeof(*k));
 	ok = kc_have_module && k;
@@ -177,7 +205,9 @@ static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
 		if (!k)
 			return *why = KC_NOMODULE, NULL;
 		k->why = KC_NOMODULE;
+		k->refs = 1;
 	} else {
+		k->refs = 1;
 		PMPI_Comm_rank(comm, &rank);
 		PMPI_Comm_size(comm, &size);
 		oob = (struct coll_oob){ .allgather = kc_oob_allgather, .ctx = &ctx,
@@ -199,7 +229,7 @@ static coll_comm_t *kc_comm_get(MPI_Comm comm, enum kc_why *why)
 	}
 	PMPI_Comm_set_attr(comm, kc_keyval, k);
 	*why = k->why;
-	return k->kc;
+	return k;
 }
 
 /* ------------------------------------------------------------- types */
@@ -290,15 +320,43 @@ static int kc_redop(MPI_Op op, coll_redop_t *k)
 	return 0;
 }
 
+/* The bytes of @count @dt: its signature's size, -1 if not a type. */
+static long long kc_bytes(int count, MPI_Datatype dt)
+{
+	MPI_Count sz = 0;
+
+	if (count <= 0)
+		return 0;
+	if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS ||
+	    sz == MPI_UNDEFINED || sz < 0)
+		return -1;
+	return (long long)count * sz;
+}
+
+/* Any number of @dt lie back to back at the buffer, as their bytes. */
+static int kc_contig(MPI_Datatype dt)
+{
+	MPI_Aint lb, ext, tlb, text;
+	MPI_Count sz = 0;
+
+	if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS ||
+	    PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS ||
+	    PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS)
+		return 0;
+	return !lb && !tlb && ext == text && (MPI_Count)ext == sz;
+}
+
 /* --------------------------------------------------------- deciding */
 
 /* What a routed call needs. */
 struct kc_call {
+	struct kc_comm *k;
 	coll_comm_t *kc;
 	coll_dtype_t dt;
 	coll_redop_t op;
 	size_t per;		/* kcoll elements per MPI element */
 	size_t esz;		/* bytes per kcoll element */
+	size_t n;		/* kcoll elements of the call's count, or its bytes */
 	int rank, size;
 };
 
@@ -359,8 +417,75 @@ static enum kc_why kc_comm_final(MPI_Comm comm, struct kc_call *c)
 {
 	enum kc_why why = KC_ROUTED;
 
-	c->kc = kc_comm_get(comm, &why);
+	c->k = kc_comm_get(comm, &why);
+	c->kc = c->k ? c->k->kc : NULL;
 	return c->kc ? KC_ROUTED : why;
+}
+
+/*
+ * What one call asks of the routing decision.  Every check is optional
+ * but for the communicator's; kc_route() runs them in this one order and
+ * reports the first that fails, so each operation's reasons read alike.
+ */
+enum kc_kind {
+	KC_NOTYPE,		/* no data (Barrier) */
+	KC_ELEMS,		/* @dt as kcoll elements (of @op if @reduce) */
+	KC_BYTES,		/* @count @dt as bytes: any type, any layout */
+};
+
+struct kc_check {
+	enum kc_kind kind;
+	MPI_Datatype dt;
+	MPI_Op op;
+	int reduce;
+	int count;		/* of @dt */
+	int empty;		/* @count <= 0 falls back (KC_ELEMS) */
+	int counts_differ;	/* a vector form whose counts kcoll has no form for */
+	int inplace;		/* an MPI_IN_PLACE that kcoll has no form for */
+	int same;		/* @dt2: @count2 of it must be @count of @dt's elements */
+	MPI_Datatype dt2;
+	int count2;
+	int same_type;		/* ... and a mismatch is a datatype reason, not counts */
+};
+
+/* @a's decision for @which, counted; KC_ROUTED fills @c for the call. */
+static enum kc_why kc_route(enum kc_op which, int nb, MPI_Comm comm, const struct kc_check *a,
+			    struct kc_call *c)
+{
+	enum kc_why why = kc_comm_check(comm, c);
+	long long bytes;
+
+	if (!why && a->kind == KC_ELEMS) {
+		why = kc_type_check(a->dt, a->op, a->reduce, c);
+		c->n = (size_t)(a->count > 0 ? a->count : 0) * (why ? 0 : c->per);
+	}
+	if (!why && a->counts_differ)
+		why = KC_COUNTS;
+	if (!why && a->inplace)
+		why = KC_INPLACE;
+	if (!why && a->kind == KC_BYTES) {
+		bytes = kc_bytes(a->count, a->dt);
+		if (bytes < 0)
+			why = KC_DATATYPE;
+		else if (!bytes)
+			why = KC_EMPTY;
+		else if (bytes > INT_MAX / c->size)
+			why = KC_LARGE;
+		c->dt = COLL_UINT8;
+		c->per = c->esz = 1;
+		c->n = bytes > 0 ? (size_t)bytes : 0;
+	}
+	if (!why && a->empty && a->count <= 0)
+		why = KC_EMPTY;
+	if (!why && a->same) {
+		why = kc_same(a->dt2, a->count2, c, c->n);
+		if (why && a->same_type)
+			why = KC_DATATYPE;
+	}
+	if (!why)
+		why = kc_comm_final(comm, c);
+	kc_note(nb, which, why);
+	return why;
 }
 
 /* ----------------------------------------------------------- errors */
@@ -378,37 +503,84 @@ static int kc_error(MPI_Comm comm, int err)
 
 /* ------------------------------------------------ nonblocking requests */
 
-struct kc_req {
-	struct kc_req *next;
-	MPI_Request req;
-	MPI_Comm comm;
-	coll_comm_t *kc;
-	coll_request_t *kreq;
-	int err;		/* kcoll's, when it completed */
-	int done;
-	/* after completion: MPI's in-place ReduceScatter wants the block first */
+/*
+ * What a call does after its kcoll operation completed (the blocking form
+ * right away, the nonblocking one when the request is found done): MPI's
+ * in-place ReduceScatter wants its block first (a move), a staged layout
+ * is unpacked into the caller's (a derived type, duplicated so that the
+ * caller may free its own).  The staging buffer is ours, freed here.
+ */
+struct kc_post {
 	void *move_to;
 	const void *move_from;
 	size_t move_len;
+	void *tmp;
+	size_t tmp_len;
+	void *tmp2;			/* a packed send side, freed */
+	void *ubuf;			/* unpack tmp into ubuf, ucount of utype */
+	int ucount;
+	MPI_Datatype utype;		/* MPI_DATATYPE_NULL: nothing to unpack */
+};
+
+#define KC_POST_NONE { .utype = MPI_DATATYPE_NULL }
+
+/* Run @p after the operation ended with @err (0: completed); once. */
+static void kc_post_run(struct kc_post *p, int err)
+{
+	int pos = 0;
+
+	if (!err && p->move_len)
+		memmove(p->move_to, p->move_from, p->move_len);
+	p->move_len = 0;
+	if (p->utype != MPI_DATATYPE_NULL) {
+		if (!err)
+			PMPI_Unpack(p->tmp, (int)p->tmp_len, &pos, p->ubuf, p->ucount, p->utype,
+				    MPI_COMM_SELF);
+		PMPI_Type_free(&p->utype);
+	}
+	free(p->tmp);
+	free(p->tmp2);
+	p->tmp = p->tmp2 = NULL;
+}
+
+struct kc_req {
+	struct kc_req *next;
+	MPI_Request req;
+	struct kc_comm *owner;	/* a reference: the kcoll communicator outlives us */
+	coll_request_t *kreq;
+	int err;		/* kcoll's, when it completed */
+	int done;
+	struct kc_post post;
 	char msg[MPI_MAX_ERROR_STRING];
 };
 
 static struct kc_req *kc_reqs;
 
+/*
+ * The status of a completed request of ours: what Open MPI's own
+ * nonblocking collectives give (source and tag 0, no elements, not
+ * cancelled; MPICH leaves source and tag of its own undefined).
+ */
 static int kc_query_fn(void *extra, MPI_Status *st)
 {
 	struct kc_req *r = extra;
 
 	MPI_Status_set_elements(st, MPI_BYTE, 0);
 	MPI_Status_set_cancelled(st, 0);
-	st->MPI_SOURCE = MPI_UNDEFINED;
-	st->MPI_TAG = MPI_UNDEFINED;
+	st->MPI_SOURCE = 0;
+	st->MPI_TAG = 0;
 	st->MPI_ERROR = r->err ? kc_errcode : MPI_SUCCESS;
 	if (r->err)
 		PMPI_Add_error_string(kc_errcode, r->msg);
 	return st->MPI_ERROR;
 }
 
+/*
+ * MPI frees the request: after its completion (a Wait or a Test that saw
+ * it done).  A request freed before (Open MPI's Fortran MPI_REQUEST_FREE
+ * bypasses our MPI_Request_free; MPICH then calls this at once) is waited
+ * for here, so that nothing touches its buffers afterwards.
+ */
 static int kc_free_fn(void *extra)
 {
 	struct kc_req *r = extra, **pp;
@@ -421,11 +593,15 @@ static int kc_free_fn(void *extra)
 		}
 	pthread_mutex_unlock(&kc_lock);
 	if (r->kreq)
-		coll_wait(&r->kreq, NULL);
+		kc_post_run(&r->post, coll_wait(&r->kreq, NULL));
+	else if (!r->done)
+		kc_post_run(&r->post, -ECANCELED);
+	kc_comm_put(r->owner);
 	free(r);
 	return MPI_SUCCESS;
 }
 
+/* Only reached through a path that bypasses our MPI_Cancel: not cancelled. */
 static int kc_cancel_fn(void *extra, int complete)
 {
 	(void)extra;
@@ -454,48 +630,87 @@ static void kc_req_finish(struct kc_req *r, int err)
 	if (err)
 		snprintf(r->msg, sizeof(r->msg), "kcoll: %s", coll_last_error()[0] ?
 			 coll_last_error() : coll_strerror(err));
-	else if (r->move_len)
-		memmove(r->move_to, r->move_from, r->move_len);
+	kc_post_run(&r->post, err);
 	PMPI_Grequest_complete(r->req);
 }
 
-/* Drive one of ours: block (@wait) or look once. */
-static void kc_req_drive(MPI_Request req, int wait)
+/* Look once at @req if it is ours and pending: 1 if it still is. */
+static int kc_req_drive(MPI_Request req)
 {
 	struct kc_req *r = kc_req_find(req);
 	int done = 0, err;
 
 	if (!r || r->done)
+		return 0;
+	err = coll_test(&r->kreq, &done, NULL);
+	if (!done && !err)
+		return 1;
+	kc_req_finish(r, err);
+	return 0;
+}
+
+/* Ours among @reqs looked at once: how many are still pending. */
+static int kc_drive(int n, const MPI_Request *reqs)
+{
+	int i, pending = 0;
+
+	if (!kc_reqs)
+		return 0;
+	for (i = 0; i < n; i++)
+		pending += kc_req_drive(reqs[i]);
+	return pending;
+}
+
+/*
+ * Between two looks of a completion call that waits for ours and MPI's
+ * alike: MPI progresses in the PMPI_Test* between, so nothing is ever
+ * blocked in the kernel while a request of MPI's needs this process
+ * (a rendezvous send in the same Waitall).  Spin first, then sleep on
+ * the kcoll communicator's eventfd for at most a millisecond at a time.
+ */
+static void kc_idle(int n, const MPI_Request *reqs, unsigned int *spins)
+{
+	struct pollfd pfd = { .fd = -1, .events = POLLIN };
+	struct kc_req *r;
+	uint64_t v;
+	int i;
+
+	if (++*spins < 2000)
 		return;
-	if (wait) {
-		err = coll_wait(&r->kreq, NULL);
-		kc_req_finish(r, err);
+	for (i = 0; i < n && pfd.fd < 0; i++) {
+		r = kc_req_find(reqs[i]);
+		if (r && !r->done && r->owner->kc)
+			pfd.fd = coll_comm_event_fd(r->owner->kc);
+	}
+	if (pfd.fd < 0) {
+		sched_yield();
 		return;
 	}
-	err = coll_test(&r->kreq, &done, NULL);
-	if (done || err)
-		kc_req_finish(r, err);
+	if (poll(&pfd, 1, 1) == 1 && read(pfd.fd, &v, sizeof(v)) < 0)
+		sched_yield();
 }
 
 /* A submitted kcoll request as an MPI request. */
-static int kc_req_start(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, int err,
-			MPI_Request *req, void *move_to, const void *move_from, size_t move_len)
+static int kc_req_start(MPI_Comm comm, struct kc_comm *k, coll_request_t *kreq, int err,
+			MPI_Request *req, struct kc_post *post)
 {
 	struct kc_req *r;
 
-	if (err)
+	if (err) {
+		kc_post_run(post, err);
 		return kc_error(comm, err);
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		coll_wait(&kreq, NULL);
+		kc_post_run(post, coll_wait(&kreq, NULL));
 		return kc_error(comm, -ENOMEM);
 	}
 	r->kreq = kreq;
-	r->comm = comm;
-	r->kc = kc;
-	r->move_to = move_to;
-	r->move_from = move_from;
-	r->move_len = move_len;
+	r->post = *post;
+	pthread_mutex_lock(&kc_lock);
+	k->refs++;
+	pthread_mutex_unlock(&kc_lock);
+	r->owner = k;
 	PMPI_Grequest_start(kc_query_fn, kc_free_fn, kc_cancel_fn, r, req);
 	r->req = *req;
 	pthread_mutex_lock(&kc_lock);
@@ -505,31 +720,33 @@ static int kc_req_start(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, in
 	return MPI_SUCCESS;
 }
 
-/* Blocking: wait for a submitted request, then the in-place move. */
-static int kc_finish(MPI_Comm comm, coll_comm_t *kc, coll_request_t *kreq, int err,
-		     void *move_to, const void *move_from, size_t move_len)
+/* Blocking: wait for a submitted request, then what follows it. */
+static int kc_finish(MPI_Comm comm, coll_request_t *kreq, int err, struct kc_post *post)
 {
-	(void)kc;
 	if (!err)
 		err = coll_wait(&kreq, NULL);
+	kc_post_run(post, err);
 	if (err)
 		return kc_error(comm, err);
-	if (move_len)
-		memmove(move_to, move_from, move_len);
 	return MPI_SUCCESS;
 }
 
 /*
  * Either form: @req NULL is the blocking one.  @kp, not the request: the
  * callers submit in another argument of the same call, so *@kp is read
- * here, after the submission (argument order is unspecified).
+ * here, after the submission (argument order is unspecified).  @post
+ * NULL: nothing after.
  */
-static int kc_done(MPI_Comm comm, coll_comm_t *kc, coll_request_t **kp, int err,
-		   MPI_Request *req, void *move_to, const void *move_from, size_t move_len)
+static int kc_done(MPI_Comm comm, struct kc_comm *k, coll_request_t **kp, int err,
+		   MPI_Request *req, struct kc_post *post)
 {
+	struct kc_post none = KC_POST_NONE;
+
+	if (!post)
+		post = &none;
 	if (req)
-		return kc_req_start(comm, kc, *kp, err, req, move_to, move_from, move_len);
-	return kc_finish(comm, kc, *kp, err, move_to, move_from, move_len);
+		return kc_req_start(comm, k, *kp, err, req, post);
+	return kc_finish(comm, *kp, err, post);
 }
 
 /* ----------------------------------------------------- the operations */
@@ -539,96 +756,68 @@ static int kc_done(MPI_Comm comm, coll_comm_t *kc, coll_request_t **kp, int err,
 static int kc_allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
 			MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = op, .reduce = 1, .count = count,
+			      .empty = 1 };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 
-	if (!why)
-		why = kc_type_check(dt, op, 1, &c);
-	if (!why && count <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_ALLREDUCE, why);
-	if (why)
+	if (kc_route(KC_ALLREDUCE, NB(req), comm, &a, &c))
 		return req ? PMPI_Iallreduce(sb, rb, count, dt, op, comm, req) :
 			     PMPI_Allreduce(sb, rb, count, dt, op, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = rb;
-	return kc_done(comm, c.kc, &k, coll_allreduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
-					       &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_allreduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
+					       &k), req, NULL);
 }
 
 static int kc_reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op, int root,
 		     MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = op, .reduce = 1, .count = count,
+			      .empty = 1 };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 
-	if (!why)
-		why = kc_type_check(dt, op, 1, &c);
-	if (!why && count <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_REDUCE, why);
-	if (why)
+	if (kc_route(KC_REDUCE, NB(req), comm, &a, &c))
 		return req ? PMPI_Ireduce(sb, rb, count, dt, op, root, comm, req) :
 			     PMPI_Reduce(sb, rb, count, dt, op, root, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = rb;
 	if (c.rank != root)
 		rb = NULL;
-	return kc_done(comm, c.kc, &k, coll_reduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
-					    (uint32_t)root, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_reduce(c.kc, sb, rb, (size_t)count * c.per, c.dt, c.op,
+					    (uint32_t)root, &k), req, NULL);
 }
 
 static int kc_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 		    MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = MPI_OP_NULL, .count = count,
+			      .empty = 1 };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 
-	if (!why)
-		why = kc_type_check(dt, MPI_OP_NULL, 0, &c);
-	if (!why && count <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_BCAST, why);
-	if (why)
+	if (kc_route(KC_BCAST, NB(req), comm, &a, &c))
 		return req ? PMPI_Ibcast(buf, count, dt, root, comm, req) :
 			     PMPI_Bcast(buf, count, dt, root, comm);
-	return kc_done(comm, c.kc, &k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
-					       (uint32_t)root, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
+					       (uint32_t)root, &k), req, NULL);
 }
 
 static int kc_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 			MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = rc,
+			      .empty = 1, .same = sb != MPI_IN_PLACE, .dt2 = st, .count2 = sc };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
-	size_t n = 0;
 
-	if (!why)
-		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
-	n = (size_t)(rc > 0 ? rc : 0) * (why ? 0 : c.per);
-	if (!why && rc <= 0)
-		why = KC_EMPTY;
-	if (!why && sb != MPI_IN_PLACE)
-		why = kc_same(st, sc, &c, n);
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_ALLGATHER, why);
-	if (why)
+	if (kc_route(KC_ALLGATHER, NB(req), comm, &a, &c))
 		return req ? PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req) :
 			     PMPI_Allgather(sb, sc, st, rb, rc, rt, comm);
 	if (sb == MPI_IN_PLACE)
-		sb = (char *)rb + (size_t)c.rank * n * c.esz;
-	return kc_done(comm, c.kc, &k, coll_allgather(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
+		sb = (char *)rb + (size_t)c.rank * c.n * c.esz;
+	return kc_done(comm, c.k, &k, coll_allgather(c.kc, sb, rb, c.n, c.dt, &k), req, NULL);
 }
 
 /* ReduceScatter with every block @rc elements (both MPI forms). */
@@ -636,21 +825,14 @@ static int kc_rs(enum kc_op which, const void *sb, void *rb, int rc, MPI_Datatyp
 		 MPI_Op op, MPI_Comm comm, MPI_Request *req, int counts_differ,
 		 const int *rcounts)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = op, .reduce = 1, .count = rc,
+			      .empty = 1, .counts_differ = counts_differ };
+	struct kc_post post = KC_POST_NONE;
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 	size_t n, off = 0;
 
-	if (!why)
-		why = kc_type_check(dt, op, 1, &c);
-	if (!why && counts_differ)
-		why = KC_COUNTS;
-	if (!why && rc <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), which, why);
-	if (why) {
+	if (kc_route(which, NB(req), comm, &a, &c)) {
 		if (which == KC_REDUCE_SCATTER)
 			return req ? PMPI_Ireduce_scatter(sb, rb, rcounts, dt, op, comm, req) :
 				     PMPI_Reduce_scatter(sb, rb, rcounts, dt, op, comm);
@@ -664,8 +846,11 @@ static int kc_rs(enum kc_op which, const void *sb, void *rb, int rc, MPI_Datatyp
 		off = (size_t)c.rank * n * c.esz;
 		rb = (char *)rb + off;
 	}
-	return kc_done(comm, c.kc, &k, coll_reducescatter(c.kc, sb, rb, n, c.dt, c.op, &k), req,
-		       (char *)rb - off, rb, off ? n * c.esz : 0);
+	post.move_to = (char *)rb - off;
+	post.move_from = rb;
+	post.move_len = off ? n * c.esz : 0;
+	return kc_done(comm, c.k, &k, coll_reducescatter(c.kc, sb, rb, n, c.dt, c.op, &k), req,
+		       &post);
 }
 
 static int kc_rs_v(const void *sb, void *rb, const int rcounts[], MPI_Datatype dt, MPI_Op op,
@@ -681,122 +866,160 @@ static int kc_rs_v(const void *sb, void *rb, const int rcounts[], MPI_Datatype d
 		     differ, rcounts);
 }
 
-/* Scatter (@gather 0) or Gather (1). */
+/* @count @dt at @buf as packed bytes in a new buffer of @len (NULL if none). */
+static void *kc_pack(const void *buf, int count, MPI_Datatype dt, size_t len)
+{
+	void *p = malloc(len ? len : 1);
+	int pos = 0;
+
+	if (p && PMPI_Pack(buf, count, dt, p, (int)len, &pos, MPI_COMM_SELF) != MPI_SUCCESS) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/* After completion, unpack @len bytes of @tmp into @count @dt at @buf. */
+static void kc_post_unpack(struct kc_post *p, void *tmp, size_t len, void *buf, int count,
+			   MPI_Datatype dt)
+{
+	p->tmp = tmp;
+	p->tmp_len = len;
+	p->ubuf = buf;
+	p->ucount = count;
+	PMPI_Type_dup(dt, &p->utype);
+}
+
+/*
+ * Scatter (@gather 0) or Gather (1), routed by the bytes of one block:
+ * MPI makes every rank's block signature match the root's, so the bytes
+ * are the same everywhere, while the layouts (each rank's own type, the
+ * root's receive type of a gather or send type of a scatter, which only
+ * the root knows) may differ.  So the decision looks at the bytes only,
+ * kcoll moves bytes, and a rank whose layout is not its bytes back to
+ * back packs (before) or unpacks (after) its side locally.
+ */
 static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 		     MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
+	/* The side that every rank has (a gather's send, a scatter's receive) */
+	int inplace = gather ? sb == MPI_IN_PLACE : rb == MPI_IN_PLACE;
+	/* ... but at an in-place root the other side says it */
+	struct kc_check a = { .kind = KC_BYTES,
+			      .dt = gather == inplace ? rt : st,
+			      .count = gather == inplace ? rc : sc };
+	struct kc_post post = KC_POST_NONE;
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
-	/* The side that every rank has: a gather's send, a scatter's receive. */
-	int inplace = gather ? sb == MPI_IN_PLACE : rb == MPI_IN_PLACE;
-	MPI_Datatype mine = gather ? st : rt, other = gather ? rt : st;
-	int mc = gather ? sc : rc, oc = gather ? rc : sc;
-	size_t n = 0;
+	long long bytes;
+	size_t blk, all;
+	MPI_Aint lb, ext;
+	void *src, *dst, *tmp;
 
-	if (!why && inplace) {
-		/* at the root only: its other side says it */
-		mine = other;
-		mc = oc;
-	}
-	if (!why)
-		why = kc_type_check(mine, MPI_OP_NULL, 0, &c);
-	if (!why)
-		n = (size_t)(mc > 0 ? mc : 0) * c.per;
-	if (!why && mc <= 0)
-		why = KC_EMPTY;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	/*
-	 * The root's other side (a gather's receive type) is its alone: when it
-	 * does not match, the other ranks have routed already, so it is an
-	 * error here (and a timeout there), not a fallback.
-	 */
-	if (!why && c.rank == root && !inplace && kc_same(other, oc, &c, n)) {
-		PMPI_Add_error_string(kc_errcode, "kcoll: the root's receive (gather) or send "
-				      "(scatter) type or count is not the others' elements: "
-				      "unsupported with KCOLL_MPI");
-		PMPI_Comm_call_errhandler(comm, kc_errcode);
-		return kc_errcode;
-	}
-	kc_note(NB(req), gather ? KC_GATHER : KC_SCATTER, why);
-	if (why) {
+	if (kc_route(gather ? KC_GATHER : KC_SCATTER, NB(req), comm, &a, &c)) {
 		if (gather)
 			return req ? PMPI_Igather(sb, sc, st, rb, rc, rt, root, comm, req) :
 				     PMPI_Gather(sb, sc, st, rb, rc, rt, root, comm);
 		return req ? PMPI_Iscatter(sb, sc, st, rb, rc, rt, root, comm, req) :
 			     PMPI_Scatter(sb, sc, st, rb, rc, rt, root, comm);
 	}
+	bytes = (long long)c.n;
+	blk = c.n;
+	all = blk * (size_t)c.size;
+	src = (void *)sb;
+	dst = rb;
 	if (gather) {
-		if (inplace)
-			sb = (char *)rb + (size_t)c.rank * n * c.esz;
-		if (c.rank != root)
-			rb = NULL;
-		return kc_done(comm, c.kc, &k, coll_gather(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k),
-			       req, NULL, NULL, 0);
+		if (c.rank != root) {
+			dst = NULL;
+		} else if (!kc_contig(rt) || kc_bytes(rc, rt) != bytes) {
+			tmp = malloc(all);
+			if (!tmp)
+				return kc_error(comm, -ENOMEM);
+			kc_post_unpack(&post, tmp, all, rb, rc * c.size, rt);
+			dst = tmp;
+		}
+		if (inplace && dst == rb) {
+			src = (char *)rb + (size_t)c.rank * blk;
+		} else if (inplace) {
+			/* the root's block, in place in its receive layout, staged with the rest */
+			PMPI_Type_get_extent(rt, &lb, &ext);
+			tmp = kc_pack((char *)rb + (size_t)c.rank * (size_t)rc * (size_t)ext, rc, rt,
+				      blk);
+			if (!tmp) {
+				kc_post_run(&post, -ENOMEM);
+				return kc_error(comm, -ENOMEM);
+			}
+			src = (char *)dst + (size_t)c.rank * blk;
+			memcpy(src, tmp, blk);
+			free(tmp);
+		} else if (!kc_contig(st)) {
+			src = post.tmp2 = kc_pack(sb, sc, st, blk);
+			if (!src) {
+				kc_post_run(&post, -ENOMEM);
+				return kc_error(comm, -ENOMEM);
+			}
+		}
+		return kc_done(comm, c.k, &k, coll_gather(c.kc, src, dst, blk, COLL_UINT8,
+							   (uint32_t)root, &k), req, &post);
 	}
-	if (inplace)
-		rb = (char *)sb + (size_t)c.rank * n * c.esz;
-	if (c.rank != root)
-		sb = NULL;
-	return kc_done(comm, c.kc, &k, coll_scatter(c.kc, sb, rb, n, c.dt, (uint32_t)root, &k), req,
-		       NULL, NULL, 0);
+	if (c.rank != root) {
+		src = NULL;
+	} else if (!kc_contig(st) || kc_bytes(sc, st) != bytes) {
+		src = post.tmp2 = kc_pack(sb, sc * c.size, st, all);
+		if (!src)
+			return kc_error(comm, -ENOMEM);
+	}
+	if (inplace) {
+		/* the root's own block stays where it is: kcoll's copy goes to src */
+		dst = (char *)src + (size_t)c.rank * blk;
+	} else if (!kc_contig(rt)) {
+		tmp = malloc(blk);
+		if (!tmp) {
+			kc_post_run(&post, -ENOMEM);
+			return kc_error(comm, -ENOMEM);
+		}
+		kc_post_unpack(&post, tmp, blk, rb, rc, rt);
+		dst = tmp;
+	}
+	return kc_done(comm, c.k, &k, coll_scatter(c.kc, src, dst, blk, COLL_UINT8, (uint32_t)root,
+						    &k), req, &post);
 }
 
 static int kc_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 		       MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = rc,
+			      .empty = 1, .same = sb != MPI_IN_PLACE, .dt2 = st, .count2 = sc };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
-	size_t n = 0;
 
-	if (!why)
-		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
-	if (!why)
-		n = (size_t)(rc > 0 ? rc : 0) * c.per;
-	if (!why && rc <= 0)
-		why = KC_EMPTY;
-	if (!why && sb != MPI_IN_PLACE)
-		why = kc_same(st, sc, &c, n);
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_ALLTOALL, why);
-	if (why)
+	if (kc_route(KC_ALLTOALL, NB(req), comm, &a, &c))
 		return req ? PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, req) :
 			     PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm);
 	if (sb == MPI_IN_PLACE)
 		sb = rb;
-	return kc_done(comm, c.kc, &k, coll_alltoall(c.kc, sb, rb, n, c.dt, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_alltoall(c.kc, sb, rb, c.n, c.dt, &k), req, NULL);
 }
 
 static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st,
 			void *rb, const int rc[], const int rd[], MPI_Datatype rt,
 			MPI_Comm comm, MPI_Request *req)
 {
+	/* the element of one type must be the other's: one of each */
+	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = 1,
+			      .inplace = sb == MPI_IN_PLACE, .same = 1, .dt2 = st, .count2 = 1,
+			      .same_type = 1 };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
-	uint64_t *v = NULL;
+	uint64_t *v;
 	int i, err;
 
-	if (!why)
-		why = kc_type_check(rt, MPI_OP_NULL, 0, &c);
-	if (!why && sb == MPI_IN_PLACE)
-		why = KC_INPLACE;
-	if (!why && kc_same(st, 1, &c, c.per))
-		why = KC_DATATYPE;
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	if (!why) {
-		v = malloc(4 * (size_t)c.size * sizeof(*v));
-		if (!v)
-			return kc_error(comm, -ENOMEM);
-	}
-	kc_note(NB(req), KC_ALLTOALLV, why);
-	if (why)
+	if (kc_route(KC_ALLTOALLV, NB(req), comm, &a, &c))
 		return req ? PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req) :
 			     PMPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
+	v = malloc(4 * (size_t)c.size * sizeof(*v));
+	if (!v)
+		return kc_error(comm, -ENOMEM);
 	for (i = 0; i < c.size; i++) {
 		v[i] = (uint64_t)sc[i] * c.per;
 		v[c.size + i] = (uint64_t)sd[i] * c.per;
@@ -807,21 +1030,18 @@ static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Data
 	err = coll_alltoallv(c.kc, sb, v, v + c.size, rb, v + 2 * c.size, v + 3 * c.size, c.dt,
 			     &k);
 	free(v);
-	return kc_done(comm, c.kc, &k, err, req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, err, req, NULL);
 }
 
 static int kc_barrier(MPI_Comm comm, MPI_Request *req)
 {
+	struct kc_check a = { .kind = KC_NOTYPE };
 	struct kc_call c;
 	coll_request_t *k = NULL;
-	enum kc_why why = kc_comm_check(comm, &c);
 
-	if (!why)
-		why = kc_comm_final(comm, &c);
-	kc_note(NB(req), KC_BARRIER, why);
-	if (why)
+	if (kc_route(KC_BARRIER, NB(req), comm, &a, &c))
 		return req ? PMPI_Ibarrier(comm, req) : PMPI_Barrier(comm);
-	return kc_done(comm, c.kc, &k, coll_barrier(c.kc, &k), req, NULL, NULL, 0);
+	return kc_done(comm, c.k, &k, coll_barrier(c.kc, &k), req, NULL);
 }
 
 /* ------------------------------------------------------- MPI entries */
@@ -1016,61 +1236,129 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
 	return kc_barrier(comm, req);
 }
 
-/* Completion: ours are driven first, then MPI completes everything. */
+/*
+ * Completion.  Ours are looked at (coll_test, and completed if done)
+ * before MPI completes everything; a call that waits alternates looking
+ * at ours with PMPI_Test* (MPI's progress) until it would return, then
+ * the PMPI_Wait* itself.  Without a request of ours in the call, PMPI
+ * directly.
+ */
 
 int MPI_Wait(MPI_Request *req, MPI_Status *st)
 {
-	if (kc_reqs)
-		kc_req_drive(*req, 1);
+	unsigned int spins = 0;
+	int flag = 0, ret;
+
+	while (kc_drive(1, req)) {
+		ret = PMPI_Test(req, &flag, st);
+		if (ret != MPI_SUCCESS || flag)
+			return ret;
+		kc_idle(1, req, &spins);
+	}
 	return PMPI_Wait(req, st);
 }
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
-	if (kc_reqs)
-		kc_req_drive(*req, 0);
+	kc_drive(1, req);
 	return PMPI_Test(req, flag, st);
 }
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
-	int i;
+	unsigned int spins = 0;
+	int flag = 0, ret;
 
-	for (i = 0; kc_reqs && i < n; i++)
-		kc_req_drive(reqs[i], 1);
+	while (kc_drive(n, reqs)) {
+		ret = PMPI_Testall(n, reqs, &flag, sts);
+		if (ret != MPI_SUCCESS || flag)
+			return ret;
+		kc_idle(n, reqs, &spins);
+	}
 	return PMPI_Waitall(n, reqs, sts);
 }
 
 int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
-	int i;
-
-	for (i = 0; kc_reqs && i < n; i++)
-		kc_req_drive(reqs[i], 0);
+	kc_drive(n, reqs);
 	return PMPI_Testall(n, reqs, flag, sts);
 }
 
 int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
 {
-	int i, flag = 0, ret;
+	unsigned int spins = 0;
+	int flag = 0, ret;
 
-	/* Only ours left, or ours first: look at everything until one is done. */
-	for (;;) {
-		for (i = 0; kc_reqs && i < n; i++)
-			kc_req_drive(reqs[i], 0);
+	while (kc_drive(n, reqs)) {
 		ret = PMPI_Testany(n, reqs, idx, &flag, st);
 		if (ret != MPI_SUCCESS || flag)
 			return ret;
-		if (!kc_reqs)
-			return PMPI_Waitany(n, reqs, idx, st);
+		kc_idle(n, reqs, &spins);
 	}
+	return PMPI_Waitany(n, reqs, idx, st);
 }
 
 int MPI_Testany(int n, MPI_Request reqs[], int *idx, int *flag, MPI_Status *st)
 {
-	int i;
-
-	for (i = 0; kc_reqs && i < n; i++)
-		kc_req_drive(reqs[i], 0);
+	kc_drive(n, reqs);
 	return PMPI_Testany(n, reqs, idx, flag, st);
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+	unsigned int spins = 0;
+	int ret;
+
+	while (kc_drive(n, reqs)) {
+		ret = PMPI_Testsome(n, reqs, outcount, idx, sts);
+		if (ret != MPI_SUCCESS || *outcount)
+			return ret;
+		kc_idle(n, reqs, &spins);
+	}
+	return PMPI_Waitsome(n, reqs, outcount, idx, sts);
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
+{
+	kc_drive(n, reqs);
+	return PMPI_Testsome(n, reqs, outcount, idx, sts);
+}
+
+int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *st)
+{
+	kc_drive(1, &req);
+	return PMPI_Request_get_status(req, flag, st);
+}
+
+/*
+ * MPI_Cancel and MPI_Request_free of a nonblocking collective's request
+ * are erroneous (MPI 3.1, 5.12); both MPIs refuse them with an error
+ * raised on MPI_COMM_WORLD, the request untouched and still to be
+ * completed: Open MPI with MPI_ERR_REQUEST for both, MPICH with
+ * MPI_ERR_INTERN (cancel) and MPI_ERR_OTHER (free).  Ours do the same.
+ */
+#ifdef OPEN_MPI
+#define KC_ERR_CANCEL	MPI_ERR_REQUEST
+#define KC_ERR_FREE	MPI_ERR_REQUEST
+#else
+#define KC_ERR_CANCEL	MPI_ERR_INTERN
+#define KC_ERR_FREE	MPI_ERR_OTHER
+#endif
+
+int MPI_Cancel(MPI_Request *req)
+{
+	if (req && kc_req_find(*req)) {
+		PMPI_Comm_call_errhandler(MPI_COMM_WORLD, KC_ERR_CANCEL);
+		return KC_ERR_CANCEL;
+	}
+	return PMPI_Cancel(req);
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+	if (req && kc_req_find(*req)) {
+		PMPI_Comm_call_errhandler(MPI_COMM_WORLD, KC_ERR_FREE);
+		return KC_ERR_FREE;
+	}
+	return PMPI_Request_free(req);
 }
