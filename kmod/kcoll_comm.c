@@ -34,8 +34,8 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
-#include <linux/nsproxy.h>
 #include <linux/ktime.h>
+#include <linux/nsproxy.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>

@@ -149,10 +149,9 @@ static bool kcoll_rank_addr_ok(const struct kcoll_rank *r)
 	return true;
 }
 
-/* Every rank must be reachable, and at an address and port of its own. */
 /*
- * Ranks may share an address and port: the node's listener tells them
- * apart by the rank a request names.
+ * Every rank must be reachable.  Ranks may share an address and a port:
+ * the node's listener tells them apart by the rank a request names.
  */
 static int kcoll_ranks_check(const struct kcoll_rank *r, u32 n)
 {

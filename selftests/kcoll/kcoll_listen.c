@@ -14,16 +14,22 @@
  *    connected, an id that lives at another port; and a duplicate id at
  *    creation (EEXIST).
  * Skips without KCOLL_IP (tools/vm/kcoll-vm sets it).
+ *
+ * KCOLL_LISTEN_NCOMMS (default 16, at most 4096), KCOLL_LISTEN_CHUNK and
+ * KCOLL_LISTEN_SLOTS (default the module's) size the first test, which
+ * logs how long the creations took and how much memory they took from
+ * the node (MemAvailable), to measure many communicators per node.
  */
 #include <pthread.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "kcoll_util.h"
 #include "kcoll_impostor.h"
 #include "collctl_nl.h"
 
-#define NCOMMS		16
+#define NCOMMS_MAX	4096
 #define CONNECT_MS	20000
 #define IMP_MS		5000
 
@@ -54,6 +60,8 @@ static int create_rank(int fd, unsigned int rank, const struct kcoll_rank *r,
 		.size = sizeof(cc), .rank = rank, .nranks = 2, .ranks = (uintptr_t)r,
 		.rank_size = sizeof(*r), .eventfd = -1, .connect_timeout_ms = ms,
 		.timeout_ms = kc_op_timeout_ms(),
+		.chunk_bytes = env_u32("KCOLL_LISTEN_CHUNK", 0),
+		.slots = env_u32("KCOLL_LISTEN_SLOTS", 0),
 	};
 
 	if (uid)
@@ -249,35 +257,70 @@ FIXTURE_TEARDOWN(node)
 {
 }
 
+/* MemAvailable of the node in KiB, or -1. */
+static long long mem_available_kib(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lld kB", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
 TEST_F(node, many_communicators_share_one_port)
 {
-	struct pair p[NCOMMS];
-	int i, ret, base;
+	int n = env_u32("KCOLL_LISTEN_NCOMMS", 16), i, ret, base;
+	struct rlimit rl = { 2 * (rlim_t)n + 64, 2 * (rlim_t)n + 64 };
+	long long mem0, mem1;
+	struct pair *p;
+	double t0, t1;
 
 	SETUP_SKIPPED();
+	ASSERT_LE(2, n);
+	ASSERT_GE(NCOMMS_MAX, n);
+	/* Two files per communicator. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 2 * (rlim_t)n + 64) {
+		rl.rlim_cur = rl.rlim_max = 2 * (rlim_t)n + 64;
+		ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	}
+	p = calloc(n, sizeof(*p));
+	ASSERT_NE(NULL, p);
 	base = node_port_comms(self->port);
 	ASSERT_LE(0, base);
-	for (i = 0; i < NCOMMS; i++) {
+	mem0 = mem_available_kib();
+	t0 = kc_now_s();
+	for (i = 0; i < n; i++) {
 		ret = pair_up(&p[i], self->r);
 		ASSERT_EQ(0, ret) TH_LOG("communicator %d: %s", i, strerror(-ret));
 	}
+	t1 = kc_now_s();
+	mem1 = mem_available_kib();
+	TH_LOG("%d communicators (2 ranks each) on port %u: %.3f s, %.2f ms each; "
+	       "%lld KiB of MemAvailable, %lld KiB each", n, self->port, t1 - t0,
+	       1000 * (t1 - t0) / n, mem0 - mem1, (mem0 - mem1) / n);
 	/* Only rank 0 accepts: one registration per pair at the listener. */
-	EXPECT_EQ(base + NCOMMS, node_port_comms(self->port));
-	for (i = 0; i < NCOMMS; i++)
+	EXPECT_EQ(base + n, node_port_comms(self->port));
+	for (i = 0; i < n; i++)
 		ASSERT_EQ(0, pair_allreduce(&p[i], i)) TH_LOG("communicator %d", i);
 	/* The odd ones go, the even ones still work, the odd ones come back. */
-	for (i = 1; i < NCOMMS; i += 2)
+	for (i = 1; i < n; i += 2)
 		pair_down(&p[i]);
-	EXPECT_EQ(base + NCOMMS / 2, node_port_comms(self->port));
-	for (i = 0; i < NCOMMS; i += 2)
+	EXPECT_EQ(base + (n + 1) / 2, node_port_comms(self->port));
+	for (i = 0; i < n; i += 2)
 		ASSERT_EQ(0, pair_allreduce(&p[i], 100 + i)) TH_LOG("communicator %d", i);
-	for (i = 1; i < NCOMMS; i += 2)
+	for (i = 1; i < n; i += 2)
 		ASSERT_EQ(0, pair_up(&p[i], self->r)) TH_LOG("communicator %d again", i);
-	for (i = NCOMMS - 1; i >= 0; i--) {
+	for (i = n - 1; i >= 0; i--) {
 		ASSERT_EQ(0, pair_allreduce(&p[i], 200 + i)) TH_LOG("communicator %d", i);
 		pair_down(&p[i]);
 	}
 	EXPECT_EQ(base, node_port_comms(self->port));
+	free(p);
 }
 
 TEST_F(node, an_unknown_id_is_refused_and_counted)
@@ -373,10 +416,11 @@ TEST_F(node, a_rank_already_connected_is_refused)
 		struct kcoll_info info = { .size = sizeof(info) };
 		int fd = kc_open(_metadata);
 
+		/* The communicator's parameters: the test's, else the module's. */
 		ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_INFO, &info));
 		close(fd);
-		req.slots = (__u8)info.slots;
-		req.chunk_bytes = htole32(info.chunk_bytes);
+		req.slots = (__u8)(env_u32("KCOLL_LISTEN_SLOTS", 0) ?: (int)info.slots);
+		req.chunk_bytes = htole32(env_u32("KCOLL_LISTEN_CHUNK", 0) ?: (int)info.chunk_bytes);
 	}
 	EXPECT_EQ(EBUSY, imp_refusal(self->ip, self->port, &req, sizeof(req)));
 	EXPECT_EQ(1, comm_refused(p.id[0]));
