@@ -15,7 +15,7 @@
 #   make install-mpi   both libraries into $(DESTDIR)$(LIBDIR)
 #
 # Debian packages: openmpi-bin libopenmpi-dev mpich libmpich-dev (and
-# python3-mpi4py for the cluster tests), in deps.  SAN=1 builds no MPI
+# python3-mpi4py and dropbear-bin for the cluster tests), in deps.  SAN=1 builds no MPI
 # objects (the preloaded library would need the sanitizer runtimes first).
 
 MPI_IMPLS := openmpi mpich
@@ -26,7 +26,7 @@ MPI_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g
 # Non-SAN PIC objects of libcoll, whatever SAN says.
 COLL_MPI_PIC := $(COLL_SRCS:lib/%.c=$(BUILD)/obj/lib/pic/%.o)
 
-DEB_PKGS += openmpi-bin libopenmpi-dev mpich libmpich-dev python3-mpi4py
+DEB_PKGS += openmpi-bin libopenmpi-dev mpich libmpich-dev python3-mpi4py dropbear-bin
 
 $(MPI_OBJDIR)/coll_mpi-%.o: lib/mpi/coll_mpi.c lib/coll.h lib/mpi/mpi.mk
 	@mkdir -p $(dir $@)
@@ -57,19 +57,21 @@ check-mpi:
 	@$(MAKE) --no-print-directory SAN=0 libcoll-mpi
 	@MPI_LIBDIR=$(BUILD)/lib MPI_TESTDIR=$(MPI_OBJDIR) $(TOP)/selftests/mpi/host_test.sh
 
-# In the virtual cluster (not in `make check`): selftests/mpi/vm_test.sh,
-# the test program over Open MPI and MPICH (MPI_VM_IMPLS) on MPI_VM_NODES
-# VMs with kcoll.ko, with and without the preload, the mismatch test and
-# mpi4py (dropbear starts the MPI daemons, as in `make bench`;
-# dropbear-bin is in deps-bench).  KCOLL_VM_ARGS adds runner options,
-# e.g. MPI_VM_NODES=4 KCOLL_VM_ARGS="-k 2 --mem 1024".
+# In the virtual cluster: selftests/mpi/vm_test.sh, the test program over
+# Open MPI and MPICH (MPI_VM_IMPLS) on MPI_VM_NODES VMs of MPI_VM_PER_NODE
+# ranks each with kcoll.ko, with and without the preload, the mismatch
+# test and mpi4py (dropbear starts the MPI daemons, as in `make bench`).
+# `make check` runs 2 VMs x 2 ranks; the closing notes' 4 x 2 is
+# MPI_VM_NODES=4 MPI_VM_PER_NODE=2.  KCOLL_VM_ARGS adds runner options.
 MPI_VM_NODES ?= 2
+MPI_VM_PER_NODE ?= 1
+MPI_VM_MEM ?= 1024
 .PHONY: check-vm-mpi
 check-vm-mpi: libcoll-mpi module
-	@$(call kc_apt_ensure,dropbear-bin)
 	@d=$(BUILD)/mpi-vm; rm -rf $$d; mkdir -p $$d/ssh && \
 	dropbearkey -t ed25519 -f $$d/ssh/id | grep '^ssh-' >$$d/ssh/id.pub && \
-	$(KCOLL_VM) run -n $(MPI_VM_NODES) -t 2400 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod \
+	$(KCOLL_VM) run -n $(MPI_VM_NODES) -k $(MPI_VM_PER_NODE) --mem $(MPI_VM_MEM) -t 2400 \
+		$(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod \
 		--run-dir $$d/run --setup "$(TOP)/tools/bench/sshd-setup.sh $$d/ssh/id" \
 		-e BENCH_SSH_KEY=$$d/ssh/id -e MPI_TOP=$(TOP) $(if $(MPI_VM_IMPLS),-e "MPI_VM_IMPLS=$(MPI_VM_IMPLS)") \
 		-- $(TOP)/selftests/mpi/vm_test.sh
@@ -78,4 +80,5 @@ install-mpi: libcoll-mpi
 	install -d $(DESTDIR)$(LIBDIR)
 	install -m 0755 $(COLL_MPI_LIBS) $(DESTDIR)$(LIBDIR)/
 
-KC_CHECK_STEPS += "MPI layer pass-through, Open MPI + MPICH, no module|check-mpi"
+KC_CHECK_STEPS += "MPI layer pass-through, Open MPI + MPICH, no module|check-mpi" \
+	"MPI layer in VMs, Open MPI + MPICH + mpi4py, 2 VMs x 2 ranks|check-vm-mpi MPI_VM_PER_NODE=2"
