@@ -26,7 +26,7 @@
 #include "kselftest_harness.h"
 #include "kcoll_util.h"
 #include "kcoll_impostor.h"
-#include "collctl_nl.h"
+#include "kcoll_refused.h"
 
 #define SECRET		"kcoll-auth-test: the job's own secret"
 #define WRONG		"kcoll-auth-test: an impostor's guess"
@@ -110,24 +110,6 @@ static int barrier(int fd)
 	if (submit(fd, &s))
 		return -errno;
 	return wait_one(fd, &cpl);
-}
-
-/* What the module counts as refused on communicator @id, or -1. */
-static long long refused(__u64 id)
-{
-	struct cc_comm cm;
-	struct cc_nl *nl;
-	char err[256];
-	long long n = -1;
-
-	if (cc_nl_open(&nl, err, sizeof(err)))
-		return -1;
-	if (!cc_nl_get(nl, id, &cm, err, sizeof(err))) {
-		n = cm.has_auth ? (long long)cm.refused : -1;
-		cc_comm_release(&cm);
-	}
-	cc_nl_close(nl);
-	return n;
 }
 
 /*
@@ -294,7 +276,7 @@ TEST_F(job, an_impostor_on_the_ranks_own_node_is_refused)
 	ASSERT_EQ(0, allreduce_exact(self->cr.fd, self->c.nranks, self->c.rank));
 	/* The impostor asks rank 0 first and gives up when it is refused. */
 	if (self->c.rank == 0)
-		EXPECT_LE(2, refused(self->cr.id));
+		EXPECT_LE(2, kc_comm_refused(self->cr.id));
 }
 
 TEST_F(job, an_impostor_holding_the_ranks_port_is_refused)
@@ -368,7 +350,7 @@ TEST_F(job, a_forged_rank_table_from_another_node_is_refused)
 	ASSERT_EQ(0, ret) TH_LOG("rank %u: %s", self->c.rank, strerror(-ret));
 	ASSERT_EQ(0, allreduce_exact(self->cr.fd, self->c.nranks, self->c.rank));
 	if (self->c.rank == 0)
-		EXPECT_LE(1, refused(self->cr.id));
+		EXPECT_LE(1, kc_comm_refused(self->cr.id));
 }
 
 /* ---------------------------------------------------- replay, one node */
@@ -493,7 +475,7 @@ TEST_F(pair, a_replayed_request_and_proof_are_refused)
 	ASSERT_EQ(0, create_as(real.fd, &real.c, SECRET, connect_ms(), &real.id));
 	pthread_join(self->cr.t, NULL);
 	ASSERT_EQ(0, self->cr.ret);
-	n = refused(self->cr.id);
+	n = kc_comm_refused(self->cr.id);
 	EXPECT_LE(1, n);
 	close(real.fd);
 	close(self->cr.fd);

@@ -27,7 +27,7 @@
 #include "kselftest_harness.h"
 #include "kcoll_util.h"
 #include "kcoll_impostor.h"
-#include "collctl_nl.h"
+#include "kcoll_refused.h"
 
 #define NCOMMS_MAX	4096
 #define CONNECT_MS	20000
@@ -181,24 +181,6 @@ static int node_port_comms(unsigned int port)
 	return 0;
 }
 
-/* Connections refused on communicator @id, or -1. */
-static long long comm_refused(__u64 id)
-{
-	struct cc_comm cm;
-	struct cc_nl *nl;
-	char err[256];
-	long long n = -1;
-
-	if (cc_nl_open(&nl, err, sizeof(err)))
-		return -1;
-	if (!cc_nl_get(nl, id, &cm, err, sizeof(err))) {
-		n = (long long)cm.refused;
-		cc_comm_release(&cm);
-	}
-	cc_nl_close(nl);
-	return n;
-}
-
 /* A request of "rank" @rank for rank @dst of the communicator @uid. */
 static void req_fill(struct kcoll_cm_req *r, const unsigned char *uid, unsigned int rank,
 		     unsigned int dst)
@@ -257,21 +239,6 @@ FIXTURE_TEARDOWN(node)
 {
 }
 
-/* MemAvailable of the node in KiB, or -1. */
-static long long mem_available_kib(void)
-{
-	char line[128];
-	long long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %lld kB", &v) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return v;
-}
-
 TEST_F(node, many_communicators_share_one_port)
 {
 	int n = env_u32("KCOLL_LISTEN_NCOMMS", 16), i, ret, base;
@@ -292,14 +259,14 @@ TEST_F(node, many_communicators_share_one_port)
 	ASSERT_NE(NULL, p);
 	base = node_port_comms(self->port);
 	ASSERT_LE(0, base);
-	mem0 = mem_available_kib();
+	mem0 = kc_mem_available_kib();
 	t0 = kc_now_s();
 	for (i = 0; i < n; i++) {
 		ret = pair_up(&p[i], self->r);
 		ASSERT_EQ(0, ret) TH_LOG("communicator %d: %s", i, strerror(-ret));
 	}
 	t1 = kc_now_s();
-	mem1 = mem_available_kib();
+	mem1 = kc_mem_available_kib();
 	TH_LOG("%d communicators (2 ranks each) on port %u: %.3f s, %.2f ms each; "
 	       "%lld KiB of MemAvailable, %lld KiB each", n, self->port, t1 - t0,
 	       1000 * (t1 - t0) / n, mem0 - mem1, (mem0 - mem1) / n);
@@ -340,7 +307,7 @@ TEST_F(node, an_unknown_id_is_refused_and_counted)
 	ASSERT_EQ(0, node_get(&b));
 	EXPECT_LE(a.refused_unknown + 1, b.refused_unknown);
 	/* Nothing reached the communicator, which still works. */
-	EXPECT_EQ(0, comm_refused(p.id[0]));
+	EXPECT_EQ(0, kc_comm_refused(p.id[0]));
 	EXPECT_EQ(0, pair_allreduce(&p, 7));
 	pair_down(&p);
 }
@@ -423,7 +390,7 @@ TEST_F(node, a_rank_already_connected_is_refused)
 		req.chunk_bytes = htole32(env_u32("KCOLL_LISTEN_CHUNK", 0) ?: (int)info.chunk_bytes);
 	}
 	EXPECT_EQ(EBUSY, imp_refusal(self->ip, self->port, &req, sizeof(req)));
-	EXPECT_EQ(1, comm_refused(p.id[0]));
+	EXPECT_EQ(1, kc_comm_refused(p.id[0]));
 	EXPECT_EQ(0, pair_allreduce(&p, 9));
 	pair_down(&p);
 }
@@ -446,7 +413,7 @@ TEST_F(node, a_request_that_is_not_kcolls_is_refused)
 	EXPECT_EQ(EPROTO, imp_refusal(self->ip, self->port, &req, sizeof(req)));
 	ASSERT_EQ(0, node_get(&b));
 	EXPECT_LE(a.refused_bad + 2, b.refused_bad);
-	EXPECT_EQ(0, comm_refused(p.id[0]));
+	EXPECT_EQ(0, kc_comm_refused(p.id[0]));
 	pair_down(&p);
 }
 
@@ -463,8 +430,8 @@ TEST_F(node, an_id_at_another_port_is_not_handed_over)
 	/* q's listener is asked for p: p lives at the other port. */
 	req_fill(&req, p.uid, 1, 0);
 	EXPECT_EQ(ENOENT, imp_refusal(self->ip, self->port + 2, &req, sizeof(req)));
-	EXPECT_EQ(0, comm_refused(p.id[0]));
-	EXPECT_EQ(0, comm_refused(q.id[0]));
+	EXPECT_EQ(0, kc_comm_refused(p.id[0]));
+	EXPECT_EQ(0, kc_comm_refused(q.id[0]));
 	EXPECT_EQ(0, pair_allreduce(&p, 1));
 	EXPECT_EQ(0, pair_allreduce(&q, 2));
 	pair_down(&q);

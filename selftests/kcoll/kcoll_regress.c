@@ -59,21 +59,6 @@ static int drop_privileges(void)
 	return setresuid(65534, 65534, 65534);
 }
 
-/* MemAvailable in KiB, or -1. */
-static long long mem_available_kib(void)
-{
-	long long v = -1;
-	char line[128];
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %lld kB", &v) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return v;
-}
-
 struct huge {
 	int fd;
 	void *page;
@@ -115,7 +100,7 @@ static void *mem_monitor(void *arg)
 	long long v;
 
 	while (!atomic_load(&h->stop)) {
-		v = mem_available_kib();
+		v = kc_mem_available_kib();
 		if (v >= 0 && v < h->min_avail)
 			h->min_avail = v;
 		sleep_ms(2);
@@ -138,7 +123,7 @@ static void huge_pins(struct __test_metadata *_metadata, int fd, bool use_submit
 
 	h.page = map_low(4096);
 	ASSERT_NE(NULL, h.page);
-	start = mem_available_kib();
+	start = kc_mem_available_kib();
 	ASSERT_LT(0, start);
 	h.min_avail = start;
 	ASSERT_EQ(0, pthread_create(&mon, NULL, mem_monitor, &h));

@@ -289,6 +289,21 @@ static inline __u64 reg_buf(int fd, void *p, size_t len)
 	return ioctl(fd, KCOLL_IOC_MEM_REG, &reg) ? 0 : reg.handle;
 }
 
+/* MemAvailable of the node in KiB, or -1. */
+static inline long long kc_mem_available_kib(void)
+{
+	long long v = -1;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lld kB", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
 static inline void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };

@@ -24,6 +24,7 @@
 #include <netlink/netlink.h>
 
 #include "kselftest_harness.h"
+#include "fake_tree.h"
 #include "collctl_explain.h"
 #include "collctl_fmt.h"
 #include "collctl_nl.h"
@@ -820,24 +821,6 @@ TEST(explain_takes_the_link_model_from_sysfs)
 
 /* ---------------------------------------------------- doctor, fake /sys */
 
-static void put_file(const char *root, const char *rel, const char *text)
-{
-	char path[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		mkdir(path, 0755);
-		*p = '/';
-	}
-	f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 /* Port 1 of @dev under @root/class/infiniband: a link-local GID 0, GID 1 @gid1 (RoCE v2). */
 static void doctor_port(const char *root, const char *dev, const char *state, const char *gid1)
 {
@@ -854,12 +837,12 @@ static void doctor_port(const char *root, const char *dev, const char *state, co
 
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/%s", dev, files[i][0]);
-		put_file(root, rel, files[i][1]);
+		fake_put(root, rel, files[i][1]);
 	}
 	snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/state", dev);
-	put_file(root, rel, state);
+	fake_put(root, rel, state);
 	snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/gids/1", dev);
-	put_file(root, rel, gid1);
+	fake_put(root, rel, gid1);
 }
 
 TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
@@ -889,7 +872,7 @@ TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
 	/* an active one after it: the device, port and address libcoll takes */
 	doctor_port(root, "rxe0", "4: ACTIVE\n", "0000:0000:0000:0000:0000:ffff:0a00:020f\n");
 	doctor_port(root, "rxe1", "4: ACTIVE\n", "fd00:0000:0000:0000:0000:0000:0000:0010\n");
-	put_file(root, "module/kcoll/parameters/listen_port", "4791\n");
+	fake_put(root, "module/kcoll/parameters/listen_port", "4791\n");
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_NE(NULL, strstr(r.out, "rdma device  ok       rxe0 port 1: 4: ACTIVE, Ethernet"))
 		TH_LOG("%s", r.out);

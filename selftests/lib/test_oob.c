@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "fake_tree.h"
 #include "coll_internal.h"
 
 #define MAXR 8
@@ -443,45 +444,27 @@ TEST(split_and_dup_without_the_module)
 
 /* ------------------------------------------------------ local address */
 
-static void put(const char *root, const char *rel, const char *text)
-{
-	char path[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		mkdir(path, 0755);
-		*p = '/';
-	}
-	f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 static void fake_port(const char *root, const char *dev, const char *state, const char *ll,
 		      const char *gid1, const char *type1)
 {
 	char rel[256];
 
 	snprintf(rel, sizeof(rel), "%s/ports/1/state", dev);
-	put(root, rel, state);
+	fake_put(root, rel, state);
 	snprintf(rel, sizeof(rel), "%s/ports/1/link_layer", dev);
-	put(root, rel, ll);
+	fake_put(root, rel, ll);
 	snprintf(rel, sizeof(rel), "%s/ports/1/gids/0", dev);
-	put(root, rel, "fe80:0000:0000:0000:5054:00ff:fe12:3456\n");
+	fake_put(root, rel, "fe80:0000:0000:0000:5054:00ff:fe12:3456\n");
 	snprintf(rel, sizeof(rel), "%s/ports/1/gid_attrs/types/0", dev);
-	put(root, rel, "RoCE v2\n");
+	fake_put(root, rel, "RoCE v2\n");
 	snprintf(rel, sizeof(rel), "%s/ports/1/gid_attrs/ndevs/0", dev);
-	put(root, rel, "eth0\n");
+	fake_put(root, rel, "eth0\n");
 	snprintf(rel, sizeof(rel), "%s/ports/1/gids/1", dev);
-	put(root, rel, gid1);
+	fake_put(root, rel, gid1);
 	snprintf(rel, sizeof(rel), "%s/ports/1/gid_attrs/types/1", dev);
-	put(root, rel, type1);
+	fake_put(root, rel, type1);
 	snprintf(rel, sizeof(rel), "%s/ports/1/gid_attrs/ndevs/1", dev);
-	put(root, rel, "eth0\n");
+	fake_put(root, rel, "eth0\n");
 }
 
 TEST(local_address_from_sysfs)
