@@ -7,19 +7,29 @@
  * calls PMPI_X, never defining PMPI_X (both MPIs make MPI_X a weak alias).
  *
  * Routing.  A call goes to kcoll when kcoll does it exactly: an
- * intra-communicator of more than one rank, contiguous predefined
- * datatypes that map onto kcoll element types (or contiguous types built
- * from one), SUM/PROD/MIN/MAX on them, MPI_IN_PLACE where MPI allows it,
- * equal counts where kcoll has no vector form; Gather and Scatter move
- * bytes, any type in any layout.  Everything else (derived datatypes,
- * user ops, MAXLOC, bitwise and logical ops, inter-communicators) goes to
- * the PMPI_ call unchanged, and is counted with its first failing reason:
- * kc_route() runs every operation's checks in one order.  Every input of
- * that decision is one MPI requires to match on every rank (Gather's and
- * Scatter's types may differ per rank, their bytes may not), so the ranks
- * decide alike without talking; the one per-rank fact, whether this
- * node's kcoll communicator could be made, is agreed once per
- * communicator with a PMPI_Allreduce(MIN).
+ * intra-communicator of more than one rank; for the reductions
+ * (Allreduce, Reduce, ReduceScatter), contiguous predefined datatypes
+ * that map onto kcoll element types (or contiguous types built from one),
+ * SUM/PROD/MIN/MAX on them, MPI_IN_PLACE where MPI allows it, equal
+ * ReduceScatter counts; the operations that only move data (Bcast,
+ * Allgather, Alltoall, Alltoallv, Gather, Scatter) move bytes, any type
+ * in any layout, a rank whose layout is not its bytes back to back
+ * staging it locally (MPI_Pack before, MPI_Unpack after, on
+ * MPI_COMM_SELF).  Everything else (user ops, MAXLOC, bitwise and
+ * logical ops, derived types in a reduction, inter-communicators) goes
+ * to the PMPI_ call unchanged, and is counted with its first failing
+ * reason: kc_route() runs every operation's checks in one order.
+ *
+ * Every input of that decision is one that MPI requires to be the same
+ * on every rank, so the ranks decide alike without talking: a
+ * reduction's count, datatype and op (MPI wants them the same
+ * everywhere); the bytes of one block of a data movement (MPI wants only
+ * the type signatures to match, so the layouts, the types and the counts
+ * may differ between ranks, their bytes may not), nothing of Alltoallv's
+ * per-rank counts and types; MPI_IN_PLACE where MPI wants it on every
+ * rank or none.  Each operation says why, above it.  The one per-rank
+ * fact, whether this node's kcoll communicator could be made, is agreed
+ * once per communicator with a PMPI_Allreduce(MIN).
  *
  * Communicators.  A kcoll communicator is made lazily at the first routed
  * call on an MPI communicator (a collective point), bootstrapped with
@@ -346,6 +356,59 @@ static int kc_contig(MPI_Datatype dt)
 	return !lb && !tlb && ext == text && (MPI_Count)ext == sz;
 }
 
+/*
+ * Pack (@unpack 0) @count @dt at @buf into the @len bytes at @pk, or
+ * unpack them back (1), in pieces whose bytes fit the int of MPI's pack
+ * interface: any total, but not one element of 2 GiB or more (-1).
+ */
+static int kc_pack_move(int unpack, const void *buf, long long count, MPI_Datatype dt, void *pk,
+			size_t len)
+{
+	MPI_Aint lb, ext;
+	MPI_Count sz = 0;
+	long long done = 0, n, per;
+	size_t off = 0;
+	char *b;
+	int pos, ret;
+
+	if (count <= 0)
+		return 0;
+	if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS ||
+	    PMPI_Type_size_x(dt, &sz) != MPI_SUCCESS || sz < 0 || sz > INT_MAX)
+		return -1;
+	if (!sz)
+		return 0;
+	per = INT_MAX / sz;
+	while (done < count) {
+		n = count - done < per ? count - done : per;
+		if ((size_t)(n * sz) > len - off)
+			return -1;
+		b = (char *)buf + (MPI_Aint)done * ext;
+		pos = 0;
+		ret = unpack ? PMPI_Unpack((char *)pk + off, (int)(n * sz), &pos, b, (int)n, dt,
+					   MPI_COMM_SELF) :
+			       PMPI_Pack(b, (int)n, dt, (char *)pk + off, (int)(n * sz), &pos,
+					 MPI_COMM_SELF);
+		if (ret != MPI_SUCCESS)
+			return -1;
+		off += (size_t)(n * sz);
+		done += n;
+	}
+	return 0;
+}
+
+/* @count @dt at @buf as packed bytes in a new buffer of @len (NULL if none). */
+static void *kc_pack(const void *buf, long long count, MPI_Datatype dt, size_t len)
+{
+	void *p = malloc(len ? len : 1);
+
+	if (p && kc_pack_move(0, buf, count, dt, p, len)) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
 /* --------------------------------------------------------- deciding */
 
 /* What a routed call needs. */
@@ -397,21 +460,6 @@ static enum kc_why kc_type_check(MPI_Datatype dt, MPI_Op op, int reduce, struct 
 	return KC_ROUTED;
 }
 
-/* A second type of the call must be the same elements, as many. */
-static enum kc_why kc_same(MPI_Datatype dt, int count, const struct kc_call *c, size_t elems)
-{
-	size_t per;
-	int k;
-
-	if (kc_dtype(dt, &k, &per))
-		return KC_DATATYPE;
-	if ((coll_dtype_t)(k & ~KC_COPY_ONLY) != c->dt)
-		return KC_DATATYPE;
-	if ((size_t)count * per != elems)
-		return KC_COUNTS;
-	return KC_ROUTED;
-}
-
 /* Last: the kcoll communicator. */
 static enum kc_why kc_comm_final(MPI_Comm comm, struct kc_call *c)
 {
@@ -428,7 +476,7 @@ static enum kc_why kc_comm_final(MPI_Comm comm, struct kc_call *c)
  * reports the first that fails, so each operation's reasons read alike.
  */
 enum kc_kind {
-	KC_NOTYPE,		/* no data (Barrier) */
+	KC_NOTYPE,		/* nothing of the data (Barrier, Alltoallv) */
 	KC_ELEMS,		/* @dt as kcoll elements (of @op if @reduce) */
 	KC_BYTES,		/* @count @dt as bytes: any type, any layout */
 };
@@ -442,10 +490,6 @@ struct kc_check {
 	int empty;		/* @count <= 0 falls back (KC_ELEMS) */
 	int counts_differ;	/* a vector form whose counts kcoll has no form for */
 	int inplace;		/* an MPI_IN_PLACE that kcoll has no form for */
-	int same;		/* @dt2: @count2 of it must be @count of @dt's elements */
-	MPI_Datatype dt2;
-	int count2;
-	int same_type;		/* ... and a mismatch is a datatype reason, not counts */
 };
 
 /* @a's decision for @which, counted; KC_ROUTED fills @c for the call. */
@@ -469,7 +513,7 @@ static enum kc_why kc_route(enum kc_op which, int nb, MPI_Comm comm, const struc
 			why = KC_DATATYPE;
 		else if (!bytes)
 			why = KC_EMPTY;
-		else if (bytes > INT_MAX / c->size)
+		else if (bytes > INT_MAX)	/* one block: its elements are smaller */
 			why = KC_LARGE;
 		c->dt = COLL_UINT8;
 		c->per = c->esz = 1;
@@ -477,11 +521,6 @@ static enum kc_why kc_route(enum kc_op which, int nb, MPI_Comm comm, const struc
 	}
 	if (!why && a->empty && a->count <= 0)
 		why = KC_EMPTY;
-	if (!why && a->same) {
-		why = kc_same(a->dt2, a->count2, c, c->n);
-		if (why && a->same_type)
-			why = KC_DATATYPE;
-	}
 	if (!why)
 		why = kc_comm_final(comm, c);
 	kc_note(nb, which, why);
@@ -501,6 +540,14 @@ static int kc_error(MPI_Comm comm, int err)
 	return kc_errcode;
 }
 
+/* A routed call that this rank cannot do (an erroneous one): @msg. */
+static int kc_fail(MPI_Comm comm, const char *msg)
+{
+	PMPI_Add_error_string(kc_errcode, msg);
+	PMPI_Comm_call_errhandler(comm, kc_errcode);
+	return kc_errcode;
+}
+
 /* ------------------------------------------------ nonblocking requests */
 
 /*
@@ -510,6 +557,13 @@ static int kc_error(MPI_Comm comm, int err)
  * is unpacked into the caller's (a derived type, duplicated so that the
  * caller may free its own).  The staging buffer is ours, freed here.
  */
+/* Unpack @count of the type at @off of the staging buffer into @buf. */
+struct kc_seg {
+	size_t off;
+	void *buf;
+	long long count;
+};
+
 struct kc_post {
 	void *move_to;
 	const void *move_from;
@@ -517,8 +571,9 @@ struct kc_post {
 	void *tmp;
 	size_t tmp_len;
 	void *tmp2;			/* a packed send side, freed */
-	void *ubuf;			/* unpack tmp into ubuf, ucount of utype */
-	int ucount;
+	struct kc_seg one;		/* unpack tmp into these, of utype: one, */
+	struct kc_seg *segs;		/* ... or @nsegs of these (freed) */
+	int nsegs;
 	MPI_Datatype utype;		/* MPI_DATATYPE_NULL: nothing to unpack */
 };
 
@@ -527,20 +582,35 @@ struct kc_post {
 /* Run @p after the operation ended with @err (0: completed); once. */
 static void kc_post_run(struct kc_post *p, int err)
 {
-	int pos = 0;
+	const struct kc_seg *s = p->segs ? p->segs : &p->one;
+	int i;
 
 	if (!err && p->move_len)
 		memmove(p->move_to, p->move_from, p->move_len);
 	p->move_len = 0;
 	if (p->utype != MPI_DATATYPE_NULL) {
-		if (!err)
-			PMPI_Unpack(p->tmp, (int)p->tmp_len, &pos, p->ubuf, p->ucount, p->utype,
-				    MPI_COMM_SELF);
+		for (i = 0; !err && i < p->nsegs; i++)
+			kc_pack_move(1, s[i].buf, s[i].count, p->utype, (char *)p->tmp + s[i].off,
+				     p->tmp_len - s[i].off);
 		PMPI_Type_free(&p->utype);
 	}
 	free(p->tmp);
 	free(p->tmp2);
+	free(p->segs);
 	p->tmp = p->tmp2 = NULL;
+	p->segs = NULL;
+	p->nsegs = 0;
+}
+
+/* After completion, unpack @len bytes of @tmp into @count @dt at @buf. */
+static void kc_post_unpack(struct kc_post *p, void *tmp, size_t len, void *buf, long long count,
+			   MPI_Datatype dt)
+{
+	p->tmp = tmp;
+	p->tmp_len = len;
+	p->one = (struct kc_seg){ .buf = buf, .count = count };
+	p->nsegs = 1;
+	PMPI_Type_dup(dt, &p->utype);
 }
 
 struct kc_req {
@@ -753,6 +823,13 @@ static int kc_done(MPI_Comm comm, struct kc_comm *k, coll_request_t **kp, int er
 
 #define NB(req) ((req) != NULL)
 
+/*
+ * The reductions (Allreduce, Reduce, ReduceScatter) decide on count,
+ * datatype and op, which MPI wants the same on every rank (a reduction
+ * combines elements, so unlike a data movement it cannot take one
+ * rank's layout for another's): every rank decides alike.  In place does
+ * not enter the decision (Reduce has it at the root only).
+ */
 static int kc_allreduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_Op op,
 			MPI_Comm comm, MPI_Request *req)
 {
@@ -789,38 +866,113 @@ static int kc_reduce(const void *sb, void *rb, int count, MPI_Datatype dt, MPI_O
 					    (uint32_t)root, &k), req, NULL);
 }
 
+/*
+ * Bcast, routed by bytes: MPI wants the signature of @count @dt the same
+ * on every rank, root included, so its bytes are, whatever each rank's
+ * layout (a vector here, @count contiguous types there).  kcoll moves the
+ * bytes; a rank whose layout is not them back to back packs them before
+ * (the root) or receives into a staging buffer and unpacks after.
+ */
 static int kc_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 		    MPI_Request *req)
 {
-	struct kc_check a = { .kind = KC_ELEMS, .dt = dt, .op = MPI_OP_NULL, .count = count,
-			      .empty = 1 };
+	struct kc_check a = { .kind = KC_BYTES, .dt = dt, .count = count };
+	struct kc_post post = KC_POST_NONE;
 	struct kc_call c;
 	coll_request_t *k = NULL;
+	void *p = buf;
 
 	if (kc_route(KC_BCAST, NB(req), comm, &a, &c))
 		return req ? PMPI_Ibcast(buf, count, dt, root, comm, req) :
 			     PMPI_Bcast(buf, count, dt, root, comm);
-	return kc_done(comm, c.k, &k, coll_broadcast(c.kc, buf, buf, (size_t)count * c.per, c.dt,
-					       (uint32_t)root, &k), req, NULL);
+	if (!kc_contig(dt) && c.rank == root) {
+		p = post.tmp2 = kc_pack(buf, count, dt, c.n);
+		if (!p)
+			return kc_error(comm, -ENOMEM);
+	} else if (!kc_contig(dt)) {
+		p = malloc(c.n);
+		if (!p)
+			return kc_error(comm, -ENOMEM);
+		kc_post_unpack(&post, p, c.n, buf, count, dt);
+	}
+	return kc_done(comm, c.k, &k, coll_broadcast(c.kc, p, p, c.n, COLL_UINT8, (uint32_t)root,
+						     &k), req, &post);
 }
 
+/*
+ * The receive side of Allgather and Alltoall (@rc @rt per rank, @all
+ * bytes), when not its bytes back to back: a staging buffer, unpacked
+ * after.  @rb itself otherwise; NULL if out of memory.
+ */
+static void *kc_stage_recv(struct kc_post *post, void *rb, int rc, MPI_Datatype rt, int size,
+			   size_t all)
+{
+	void *tmp;
+
+	if (kc_contig(rt))
+		return rb;
+	tmp = malloc(all);
+	if (tmp)
+		kc_post_unpack(post, tmp, all, rb, (long long)rc * size, rt);
+	return tmp;
+}
+
+/*
+ * Allgather, routed by the bytes of one block, @rc @rt: every rank
+ * receives every rank's block with its own receive type, which MPI wants
+ * to match the sender's @sc @st, so those bytes are the same on every
+ * rank (and each rank's send side has them too), whatever the layouts.
+ * In place is on every rank or none (MPI).  kcoll moves bytes; a layout
+ * that is not them back to back is staged locally: the send side packed
+ * before, the receive side unpacked after (in place, the rank's own block
+ * packed into its place in the staging buffer first).
+ */
 static int kc_allgather(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 			MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
-	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = rc,
-			      .empty = 1, .same = sb != MPI_IN_PLACE, .dt2 = st, .count2 = sc };
+	struct kc_check a = { .kind = KC_BYTES, .dt = rt, .count = rc };
+	struct kc_post post = KC_POST_NONE;
 	struct kc_call c;
 	coll_request_t *k = NULL;
+	size_t blk, all;
+	MPI_Aint lb, ext;
+	const void *src = sb;
+	void *dst;
 
 	if (kc_route(KC_ALLGATHER, NB(req), comm, &a, &c))
 		return req ? PMPI_Iallgather(sb, sc, st, rb, rc, rt, comm, req) :
 			     PMPI_Allgather(sb, sc, st, rb, rc, rt, comm);
-	if (sb == MPI_IN_PLACE)
-		sb = (char *)rb + (size_t)c.rank * c.n * c.esz;
-	return kc_done(comm, c.k, &k, coll_allgather(c.kc, sb, rb, c.n, c.dt, &k), req, NULL);
+	blk = c.n;
+	all = blk * (size_t)c.size;
+	if (sb != MPI_IN_PLACE && kc_bytes(sc, st) != (long long)blk)
+		return kc_fail(comm, "kcoll: allgather: the send and receive blocks differ in size");
+	dst = kc_stage_recv(&post, rb, rc, rt, c.size, all);
+	if (!dst)
+		return kc_error(comm, -ENOMEM);
+	if (sb == MPI_IN_PLACE) {
+		src = (char *)dst + (size_t)c.rank * blk;
+		PMPI_Type_get_extent(rt, &lb, &ext);
+		if (dst != rb && kc_pack_move(0, (char *)rb + (MPI_Aint)c.rank * rc * ext, rc, rt,
+					      (void *)src, blk)) {
+			kc_post_run(&post, -ENOMEM);
+			return kc_error(comm, -ENOMEM);
+		}
+	} else if (!kc_contig(st)) {
+		src = post.tmp2 = kc_pack(sb, sc, st, blk);
+		if (!src) {
+			kc_post_run(&post, -ENOMEM);
+			return kc_error(comm, -ENOMEM);
+		}
+	}
+	return kc_done(comm, c.k, &k, coll_allgather(c.kc, src, dst, blk, COLL_UINT8, &k), req,
+		       &post);
 }
 
-/* ReduceScatter with every block @rc elements (both MPI forms). */
+/*
+ * ReduceScatter with every block @rc elements (both MPI forms): decided
+ * as the other reductions, and on whether the counts differ, which every
+ * rank sees alike (MPI wants the same recvcounts on every rank).
+ */
 static int kc_rs(enum kc_op which, const void *sb, void *rb, int rc, MPI_Datatype dt,
 		 MPI_Op op, MPI_Comm comm, MPI_Request *req, int counts_differ,
 		 const int *rcounts)
@@ -864,30 +1016,6 @@ static int kc_rs_v(const void *sb, void *rb, const int rcounts[], MPI_Datatype d
 		differ |= rcounts[i] != rcounts[0];
 	return kc_rs(KC_REDUCE_SCATTER, sb, rb, size ? rcounts[0] : 0, dt, op, comm, req,
 		     differ, rcounts);
-}
-
-/* @count @dt at @buf as packed bytes in a new buffer of @len (NULL if none). */
-static void *kc_pack(const void *buf, int count, MPI_Datatype dt, size_t len)
-{
-	void *p = malloc(len ? len : 1);
-	int pos = 0;
-
-	if (p && PMPI_Pack(buf, count, dt, p, (int)len, &pos, MPI_COMM_SELF) != MPI_SUCCESS) {
-		free(p);
-		p = NULL;
-	}
-	return p;
-}
-
-/* After completion, unpack @len bytes of @tmp into @count @dt at @buf. */
-static void kc_post_unpack(struct kc_post *p, void *tmp, size_t len, void *buf, int count,
-			   MPI_Datatype dt)
-{
-	p->tmp = tmp;
-	p->tmp_len = len;
-	p->ubuf = buf;
-	p->ucount = count;
-	PMPI_Type_dup(dt, &p->utype);
 }
 
 /*
@@ -935,7 +1063,7 @@ static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *
 			tmp = malloc(all);
 			if (!tmp)
 				return kc_error(comm, -ENOMEM);
-			kc_post_unpack(&post, tmp, all, rb, rc * c.size, rt);
+			kc_post_unpack(&post, tmp, all, rb, (long long)rc * c.size, rt);
 			dst = tmp;
 		}
 		if (inplace && dst == rb) {
@@ -965,7 +1093,7 @@ static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *
 	if (c.rank != root) {
 		src = NULL;
 	} else if (!kc_contig(st) || kc_bytes(sc, st) != bytes) {
-		src = post.tmp2 = kc_pack(sb, sc * c.size, st, all);
+		src = post.tmp2 = kc_pack(sb, (long long)sc * c.size, st, all);
 		if (!src)
 			return kc_error(comm, -ENOMEM);
 	}
@@ -985,54 +1113,154 @@ static int kc_rooted(int gather, const void *sb, int sc, MPI_Datatype st, void *
 						    &k), req, &post);
 }
 
+/*
+ * Alltoall, routed by the bytes of one block, @rc @rt: each rank
+ * receives a block from every rank with its own receive type, which MPI
+ * wants to match that sender's @sc @st, so the bytes of one block are
+ * the same on every rank, whatever the layouts.  In place is on every
+ * rank or none (MPI).  Staged as Allgather: a send side not back to back
+ * packed before, a receive side unpacked after; in place with such a
+ * receive type, the whole buffer packed into the staging one, which
+ * kcoll then exchanges in place.
+ */
 static int kc_alltoall(const void *sb, int sc, MPI_Datatype st, void *rb, int rc,
 		       MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
-	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = rc,
-			      .empty = 1, .same = sb != MPI_IN_PLACE, .dt2 = st, .count2 = sc };
+	struct kc_check a = { .kind = KC_BYTES, .dt = rt, .count = rc };
+	struct kc_post post = KC_POST_NONE;
 	struct kc_call c;
 	coll_request_t *k = NULL;
+	size_t blk, all;
+	const void *src = sb;
+	void *dst;
 
 	if (kc_route(KC_ALLTOALL, NB(req), comm, &a, &c))
 		return req ? PMPI_Ialltoall(sb, sc, st, rb, rc, rt, comm, req) :
 			     PMPI_Alltoall(sb, sc, st, rb, rc, rt, comm);
-	if (sb == MPI_IN_PLACE)
-		sb = rb;
-	return kc_done(comm, c.k, &k, coll_alltoall(c.kc, sb, rb, c.n, c.dt, &k), req, NULL);
+	blk = c.n;
+	all = blk * (size_t)c.size;
+	if (sb != MPI_IN_PLACE && kc_bytes(sc, st) != (long long)blk)
+		return kc_fail(comm, "kcoll: alltoall: the send and receive blocks differ in size");
+	dst = kc_stage_recv(&post, rb, rc, rt, c.size, all);
+	if (!dst)
+		return kc_error(comm, -ENOMEM);
+	if (sb == MPI_IN_PLACE) {
+		src = dst;
+		if (dst != rb && kc_pack_move(0, rb, (long long)rc * c.size, rt, dst, all)) {
+			kc_post_run(&post, -ENOMEM);
+			return kc_error(comm, -ENOMEM);
+		}
+	} else if (!kc_contig(st)) {
+		src = post.tmp2 = kc_pack(sb, (long long)sc * c.size, st, all);
+		if (!src) {
+			kc_post_run(&post, -ENOMEM);
+			return kc_error(comm, -ENOMEM);
+		}
+	}
+	return kc_done(comm, c.k, &k, coll_alltoall(c.kc, src, dst, blk, COLL_UINT8, &k), req,
+		       &post);
 }
 
+/*
+ * One side of Alltoallv in bytes: @cnt and @dsp of @dt at @buf as byte
+ * counts @vc and displacements @vd for kcoll.  Back to back types in
+ * place (*@stage NULL); any other layout in a staging buffer *@stage of
+ * the blocks packed in peer order, each block packed now (@pack) or its
+ * segment for the unpack after written to @seg.  -1: out of memory, or
+ * an element of 2 GiB or more to stage.
+ */
+static int kc_v_side(int pack, const void *buf, const int cnt[], const int dsp[],
+		     MPI_Datatype dt, int size, uint64_t *vc, uint64_t *vd, void **stage,
+		     size_t *stage_len, struct kc_seg **seg)
+{
+	MPI_Aint lb, ext;
+	MPI_Count sz = 0;
+	size_t tot = 0;
+	int i;
+
+	*stage = NULL;
+	PMPI_Type_get_extent(dt, &lb, &ext);
+	PMPI_Type_size_x(dt, &sz);
+	for (i = 0; i < size; i++) {
+		vc[i] = (uint64_t)cnt[i] * (uint64_t)sz;
+		vd[i] = (uint64_t)((MPI_Aint)dsp[i] * ext);
+		tot += vc[i];
+	}
+	if (kc_contig(dt))
+		return 0;
+	*stage = malloc(tot ? tot : 1);
+	*stage_len = tot;
+	if (!*stage)
+		return -1;
+	if (!pack) {
+		*seg = calloc((size_t)size, sizeof(**seg));
+		if (!*seg)
+			return -1;
+	}
+	for (tot = 0, i = 0; i < size; tot += vc[i], i++) {
+		if (pack && kc_pack_move(0, (char *)buf + vd[i], cnt[i], dt, (char *)*stage + tot,
+					 vc[i]))
+			return -1;
+		if (!pack)
+			(*seg)[i] = (struct kc_seg){ .off = tot, .buf = (char *)buf + vd[i],
+						     .count = cnt[i] };
+		vd[i] = tot;
+	}
+	return 0;
+}
+
+/*
+ * Alltoallv, routed by bytes too, and on nothing else: its counts and
+ * displacements are per rank, and so are its types (MPI wants only each
+ * pair's signatures to match), so no rank could tell from its own what
+ * another decides.  Every rank routes, but for MPI_IN_PLACE, which MPI
+ * wants on every rank or none.  kcoll moves bytes: each side whose type
+ * is not back to back is staged, its blocks packed in peer order before
+ * (send) or unpacked from there after (receive).  An element of 2 GiB or
+ * more in such a layout cannot be packed: an error on that rank alone.
+ */
 static int kc_alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st,
 			void *rb, const int rc[], const int rd[], MPI_Datatype rt,
 			MPI_Comm comm, MPI_Request *req)
 {
-	/* the element of one type must be the other's: one of each */
-	struct kc_check a = { .kind = KC_ELEMS, .dt = rt, .op = MPI_OP_NULL, .count = 1,
-			      .inplace = sb == MPI_IN_PLACE, .same = 1, .dt2 = st, .count2 = 1,
-			      .same_type = 1 };
+	struct kc_check a = { .kind = KC_NOTYPE, .inplace = sb == MPI_IN_PLACE };
+	struct kc_post post = KC_POST_NONE;
 	struct kc_call c;
 	coll_request_t *k = NULL;
+	size_t unused;
 	uint64_t *v;
-	int i, err;
+	int err, n;
 
 	if (kc_route(KC_ALLTOALLV, NB(req), comm, &a, &c))
 		return req ? PMPI_Ialltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, req) :
 			     PMPI_Alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm);
-	v = malloc(4 * (size_t)c.size * sizeof(*v));
+	n = c.size;
+	v = malloc(4 * (size_t)n * sizeof(*v));
 	if (!v)
 		return kc_error(comm, -ENOMEM);
-	for (i = 0; i < c.size; i++) {
-		v[i] = (uint64_t)sc[i] * c.per;
-		v[c.size + i] = (uint64_t)sd[i] * c.per;
-		v[2 * c.size + i] = (uint64_t)rc[i] * c.per;
-		v[3 * c.size + i] = (uint64_t)rd[i] * c.per;
+	err = kc_v_side(1, sb, sc, sd, st, n, v, v + n, &post.tmp2, &unused, NULL);
+	if (!err) {
+		err = kc_v_side(0, rb, rc, rd, rt, n, v + 2 * n, v + 3 * n, &post.tmp,
+				&post.tmp_len, &post.segs);
+		if (post.tmp) {
+			post.nsegs = n;
+			PMPI_Type_dup(rt, &post.utype);
+		}
+	}
+	if (err) {
+		free(v);
+		kc_post_run(&post, -ENOMEM);
+		return kc_fail(comm, "kcoll: alltoallv: no memory to stage a layout, or an "
+			       "element of 2 GiB or more in one");
 	}
 	/* libcoll copies the arrays at submission. */
-	err = coll_alltoallv(c.kc, sb, v, v + c.size, rb, v + 2 * c.size, v + 3 * c.size, c.dt,
-			     &k);
+	err = coll_alltoallv(c.kc, post.tmp2 ? post.tmp2 : sb, v, v + n,
+			     post.tmp ? post.tmp : rb, v + 2 * n, v + 3 * n, COLL_UINT8, &k);
 	free(v);
-	return kc_done(comm, c.k, &k, err, req, NULL);
+	return kc_done(comm, c.k, &k, err, req, &post);
 }
 
+/* Barrier: no data, decided on the communicator alone. */
 static int kc_barrier(MPI_Comm comm, MPI_Request *req)
 {
 	struct kc_check a = { .kind = KC_NOTYPE };

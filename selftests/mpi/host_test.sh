@@ -86,8 +86,9 @@ for impl in openmpi mpich; do
 	e=$impl-preload
 	for want in "kcoll-mpi: calls of 2 ranks (no kcoll module here)" \
 		"kcoll-mpi: iallreduce: 0 routed, 190 fell back (no module 190)" \
-		"kcoll-mpi: allreduce: 0 routed, 478 fell back (no module 392, one rank 80, op 6)" \
-		"kcoll-mpi: bcast: 0 routed, 54 fell back (no module 42, one rank 10, datatype 2)" \
+		"kcoll-mpi: allreduce: 0 routed, 480 fell back (no module 392, one rank 80, datatype 2, op 6)" \
+		"kcoll-mpi: bcast: 0 routed, 66 fell back (no module 56, one rank 10)" \
+		"kcoll-mpi: alltoallv: 0 routed, 34 fell back (no module 24, one rank 10)" \
 		"kcoll-mpi: reduce_scatter: 0 routed, 122 fell back (no module 80, one rank 40, counts differ 2)" \
 		"kcoll-mpi: ibarrier: 0 routed, 4 fell back (no module 4)"; do
 		if has "$impl" preload "$want"; then ok "$e: '$want'"; else bad "$e: no '$want'"; fi
@@ -100,7 +101,7 @@ for impl in openmpi mpich; do
 	n=$(grep -c '^kcoll-mpi: [a-z_]*: ' "$work/$e.err")
 	if [ "$n" = 22 ]; then ok "$e: counts for 22 operations"; else bad "$e: counts for $n operations, not 22"; fi
 	for want in "kcoll-mpi: calls of 2 ranks (KCOLL_MPI=0)" \
-		"kcoll-mpi: allreduce: 0 routed, 478 fell back (KCOLL_MPI=0 478)"; do
+		"kcoll-mpi: allreduce: 0 routed, 480 fell back (KCOLL_MPI=0 480)"; do
 		if has "$impl" off "$want"; then ok "$impl off: '$want'"; else bad "$impl off: no '$want'"; fi
 	done
 	if [ ! -s "$work/$impl-plain.err" ] || ! grep -q kcoll "$work/$impl-plain.err"; then

@@ -5,7 +5,8 @@
  * place and not, on MPI_COMM_WORLD, a dup, communicators split by parity
  * and by reversed key, many communicators alive at once and one freed and
  * made again 100 times; also what must fall back (a vector datatype, a
- * user op, MAXLOC, unequal ReduceScatter counts); Gather and Scatter
+ * user op, MAXLOC, unequal ReduceScatter counts, a derived type in a
+ * reduction); Gather, Scatter, Bcast, Allgather, Alltoall and Alltoallv
  * with layouts that differ between ranks (layouts()); and the requests of
  * nonblocking collectives mixed with point-to-point ones in every
  * completion call (requests()).
@@ -396,6 +397,144 @@ static void run_comm(MPI_Comm comm, const char *cname, int nb)
 }
 
 /*
+ * Layouts of one unit of COUNT ints: COUNT MPI_INTs (kind 0), one
+ * contiguous type of them (1), one strided vector of them, every other
+ * int, resized to 2 * COUNT ints (2).  Int @i of unit @u of a buffer in
+ * kind @k is at lat(k, buf, u, i); a strided unit's gaps stay -7.
+ */
+static MPI_Datatype lt_cont, lt_vec;
+
+static int *lat(int k, int *buf, size_t u, int i)
+{
+	return k == 2 ? &buf[u * 2 * COUNT + 2 * i] : &buf[u * COUNT + i];
+}
+
+static MPI_Datatype ltype(int k)
+{
+	return k == 2 ? lt_vec : k ? lt_cont : MPI_INT;
+}
+
+/* @units units in kind @k as a count of ltype(k) */
+static int lcount(int k, int units)
+{
+	return k ? units : units * COUNT;
+}
+
+/* @buf (@len ints) all -7, but @units units of kind @k valued @v(@a, unit, int) */
+static void lfill(int k, int *buf, size_t len, int units, int (*v)(int, int, int), int a)
+{
+	size_t i;
+	int u, j;
+
+	for (i = 0; i < len; i++)
+		buf[i] = -7;
+	for (u = 0; u < units; u++)
+		for (j = 0; j < COUNT; j++)
+			*lat(k, buf, (size_t)u, j) = v(a, u, j);
+}
+
+/* unit u of rank a's data */
+static int lv_rank(int a, int u, int i)
+{
+	return (a + 1) * 100000 + u * 100 + i;
+}
+
+/*
+ * Bcast, Allgather, Alltoall and Alltoallv whose layouts differ between
+ * ranks: the even ranks MPI_INT, the odd ones a contiguous type (mode 0)
+ * or the strided vector (modes 1 and 2, 2 in place where MPI has it);
+ * the root of a Bcast a derived type whatever its parity.  Each result
+ * against the buffer it must be, gaps included.
+ */
+static void layouts_move(MPI_Comm comm, int nb, int m, int *a, int *b, int *e, size_t len)
+{
+	int me, n, root, j, u, k, kr, *cnt, *dsp, *rcnt, *rdsp, tot, rtot;
+	MPI_Request req = MPI_REQUEST_NULL;
+	static const char *const mname[] = { "contiguous", "vector", "vector inplace" };
+	char what[96];
+
+	MPI_Comm_rank(comm, &me);
+	MPI_Comm_size(comm, &n);
+	k = me % 2 ? (m ? 2 : 1) : 0;
+	/* Bcast: the root's unit its value, the others' all -7 before */
+	for (root = 0; root < n; root += n - 1 ? n - 1 : 1) {
+		kr = me == root ? (m ? 2 : 1) : k;
+		lfill(kr, a, len, me == root ? 1 : 0, lv_rank, root);
+		CALL(MPI_Bcast(a, lcount(kr, 1), ltype(kr), root, comm),
+		     MPI_Ibcast(a, lcount(kr, 1), ltype(kr), root, comm, &req));
+		lfill(kr, e, len, 1, lv_rank, root);
+		snprintf(what, sizeof(what), "%sbcast root %d %s", nb ? "i" : "", root, mname[m]);
+		check(what, "layouts", !memcmp(a, e, len * sizeof(int)), a, len * sizeof(int));
+	}
+	/* Allgather: unit j of the result rank j's (in place: its own there already) */
+	lfill(k, a, len, 1, lv_rank, me);
+	for (j = 0; j < (int)len; j++)
+		b[j] = -7;
+	for (j = 0; m == 2 && j < COUNT; j++)
+		*lat(k, b, (size_t)me, j) = lv_rank(me, 0, j);
+	CALL(MPI_Allgather(m == 2 ? MPI_IN_PLACE : a, lcount(k, 1), ltype(k), b, lcount(k, 1),
+			   ltype(k), comm),
+	     MPI_Iallgather(m == 2 ? MPI_IN_PLACE : a, lcount(k, 1), ltype(k), b, lcount(k, 1),
+			    ltype(k), comm, &req));
+	for (j = 0; j < (int)len; j++)
+		e[j] = -7;
+	for (j = 0; j < n; j++)
+		for (u = 0; u < COUNT; u++)
+			*lat(k, e, (size_t)j, u) = lv_rank(j, 0, u);
+	snprintf(what, sizeof(what), "%sallgather %s", nb ? "i" : "", mname[m]);
+	check(what, "layouts", !memcmp(b, e, len * sizeof(int)), b, len * sizeof(int));
+	/* Alltoall: unit j of what rank me sends is lv_rank(me, j); of what it gets, lv_rank(j, me) */
+	lfill(k, a, len, n, lv_rank, me);
+	if (m == 2)
+		memcpy(b, a, len * sizeof(int));
+	CALL(MPI_Alltoall(m == 2 ? MPI_IN_PLACE : a, lcount(k, 1), ltype(k), b, lcount(k, 1),
+			  ltype(k), comm),
+	     MPI_Ialltoall(m == 2 ? MPI_IN_PLACE : a, lcount(k, 1), ltype(k), b, lcount(k, 1),
+			   ltype(k), comm, &req));
+	for (j = 0; j < (int)len; j++)
+		e[j] = -7;
+	for (j = 0; j < n; j++)
+		for (u = 0; u < COUNT; u++)
+			*lat(k, e, (size_t)j, u) = lv_rank(j, me, u);
+	snprintf(what, sizeof(what), "%salltoall %s", nb ? "i" : "", mname[m]);
+	check(what, "layouts", !memcmp(b, e, len * sizeof(int)), b, len * sizeof(int));
+	if (m == 2)
+		return;
+	/*
+	 * Alltoallv: rank a sends b (a + b) % 3 + 1 units, the blocks in
+	 * reverse peer order; unit u of a's block for b is
+	 * lv_rank(a, 10 * b + u).
+	 */
+	cnt = malloc(4 * (size_t)n * sizeof(int));
+	dsp = cnt + n;
+	rcnt = cnt + 2 * n;
+	rdsp = cnt + 3 * n;
+	for (j = n - 1, tot = rtot = 0; j >= 0; j--) {
+		cnt[j] = (me + j) % 3 + 1;
+		dsp[j] = tot;
+		tot += cnt[j];
+		rcnt[j] = (j + me) % 3 + 1;
+		rdsp[j] = rtot;
+		rtot += rcnt[j];
+	}
+	for (j = 0; j < (int)len; j++)
+		a[j] = b[j] = e[j] = -7;
+	for (j = 0; j < n; j++)
+		for (u = 0; u < cnt[j]; u++)
+			for (kr = 0; kr < COUNT; kr++) {
+				*lat(k, a, (size_t)(dsp[j] + u), kr) = lv_rank(me, 10 * j + u, kr);
+				*lat(k, e, (size_t)(rdsp[j] + u), kr) = lv_rank(j, 10 * me + u, kr);
+			}
+	for (j = 0; j < 4 * n; j++)	/* units as counts and displacements of the type */
+		cnt[j] = lcount(k, cnt[j]);
+	CALL(MPI_Alltoallv(a, cnt, dsp, ltype(k), b, rcnt, rdsp, ltype(k), comm),
+	     MPI_Ialltoallv(a, cnt, dsp, ltype(k), b, rcnt, rdsp, ltype(k), comm, &req));
+	snprintf(what, sizeof(what), "%salltoallv %s", nb ? "i" : "", mname[m]);
+	check(what, "layouts", !memcmp(b, e, len * sizeof(int)), b, len * sizeof(int));
+	free(cnt);
+}
+
+/*
  * Gather and Scatter whose layouts differ between ranks (MPI wants only
  * the signatures to match): the root's receive (gather) or send
  * (scatter) type a contiguous type of COUNT ints or a strided vector
@@ -404,7 +543,8 @@ static void run_comm(MPI_Comm comm, const char *cname, int nb)
  */
 static void layouts(MPI_Comm comm)
 {
-	int me, n, root, i, j, ok, m, nb, *own, *big;
+	int me, n, root, i, j, ok, m, nb, *own, *big, *own3;
+	size_t len;
 	MPI_Datatype cont, vec, rvec;
 	MPI_Request req = MPI_REQUEST_NULL;
 	static const char *const mname[] = { "contiguous", "vector", "vector inplace" };
@@ -414,6 +554,8 @@ static void layouts(MPI_Comm comm)
 	MPI_Comm_size(comm, &n);
 	own = malloc(2 * COUNT * sizeof(int));
 	big = malloc(2 * COUNT * (size_t)n * sizeof(int));
+	len = 3 * (size_t)n * 2 * COUNT;	/* Alltoallv's 3 units per peer at most */
+	own3 = malloc(3 * len * sizeof(int));
 	MPI_Type_contiguous(COUNT, MPI_INT, &cont);
 	MPI_Type_commit(&cont);
 	MPI_Type_vector(COUNT, 1, 2, MPI_INT, &vec);
@@ -472,6 +614,12 @@ static void layouts(MPI_Comm comm)
 		check(what, "layouts", ok, own, 2 * COUNT * sizeof(int));
 	}
 #undef LVAL
+	lt_cont = cont;
+	lt_vec = rvec;
+	for (nb = 0; nb < 2; nb++)
+		for (m = 0; m < 3; m++)
+			layouts_move(comm, nb, m, own3, own3 + len, own3 + 2 * len, len);
+	free(own3);
 	MPI_Type_free(&rvec);
 	MPI_Type_free(&vec);
 	MPI_Type_free(&cont);
@@ -492,6 +640,7 @@ static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
 static void fallbacks(MPI_Comm comm)
 {
 	int v[2 * COUNT], res[COUNT], i, ok, n, cnt[64];
+	double c1[2 * COUNT], c2[2 * COUNT];
 	struct { float v; int i; } fi = { (float)rank, rank }, fo;
 	MPI_Datatype vec;
 	MPI_Op op;
@@ -507,6 +656,14 @@ static void fallbacks(MPI_Comm comm)
 	for (i = 0; i < COUNT; i++)
 		ok &= v[2 * i] == 2 * i && (rank == 0 || v[2 * i + 1] == -1);
 	check("bcast vector datatype", "world", ok, v, sizeof(v));
+	/* a type kcoll has not: complex, as pairs of doubles */
+	for (i = 0; i < 2 * COUNT; i++)
+		c1[i] = rank + i;
+	MPI_Allreduce(c1, c2, COUNT, MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
+	ok = 1;
+	for (i = 0; i < 2 * COUNT; i++)
+		ok &= c2[i] == n * (n - 1) / 2 + n * i;
+	check("allreduce complex", "world", ok, c2, sizeof(c2));
 	MPI_Type_free(&vec);
 	MPI_Op_create(user_sum, 1, &op);
 	for (i = 0; i < COUNT; i++)

@@ -8,7 +8,8 @@
 # tools/bench/rsh.sh and sshd-setup.sh), without and with the preload;
 # every result file must be identical between the two runs, and the
 # counts of KCOLL_MPI_VERBOSE=1 must show routed calls (every operation,
-# blocking and nonblocking) and the expected fallbacks.  Then the negative
+# blocking and nonblocking) and the expected fallbacks (a data movement
+# in any layout none but on a communicator of one rank).  Then the negative
 # test (--mismatch, with the preload only): counts that differ between
 # ranks are an MPI error through the communicator's handler (blocking) or
 # from MPI_Wait (nonblocking), not a hang, within 120 s.
@@ -106,6 +107,17 @@ for op in allreduce reduce bcast allgather reduce_scatter_block reduce_scatter s
 		else
 			bad "$impl: $p$op: nothing routed"
 		fi
+	done
+done
+# The data movements take any layout (layouts() mixes them between
+# ranks): their only fallback is a communicator of one rank.
+for op in bcast allgather alltoall alltoallv gather scatter; do
+	for p in "" i; do
+		line=$(grep "^kcoll-mpi: $p$op: " "$e")
+		case $line in
+		*" 0 fell back"|*" fell back (one rank "*[0-9]")") ok "$impl: $line";;
+		*) bad "$impl: $p$op: '$line'";;
+		esac
 	done
 done
 for want in "op $((3 * NP))" "datatype $NP" "counts differ $NP"; do
