@@ -62,10 +62,16 @@ check-mpi:
 # ranks each with kcoll.ko, with and without the preload, the mismatch
 # test and mpi4py (dropbear starts the MPI daemons, as in `make bench`).
 # `make check` runs 2 VMs x 2 ranks; the closing notes' 4 x 2 is
-# MPI_VM_NODES=4 MPI_VM_PER_NODE=2.  KCOLL_VM_ARGS adds runner options.
+# MPI_VM_NODES=4 MPI_VM_PER_NODE=2 MPI_VM_MPICH_UCX=verbs: at 8 ranks
+# MPICH over UCX's TCP transport hangs in MPI_Finalize (openucx/ucx#8738,
+# without kcoll too), so MPICH then runs over rc_verbs/ud_verbs on rxe0.
+# KCOLL_VM_ARGS adds runner options.
 MPI_VM_NODES ?= 2
 MPI_VM_PER_NODE ?= 1
 MPI_VM_MEM ?= 1024
+MPI_VM_MPICH_UCX ?= tcp
+kc_mpich_ucx_verbs := -e MPI_VM_MPICH_UCX_TLS=rc_verbs,ud_verbs,self,sm \
+	-e MPI_VM_MPICH_UCX_DEVICES=rxe0:1
 .PHONY: check-vm-mpi
 check-vm-mpi: libcoll-mpi module
 	@d=$(BUILD)/mpi-vm; rm -rf $$d; mkdir -p $$d/ssh && \
@@ -74,6 +80,7 @@ check-vm-mpi: libcoll-mpi module
 		$(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod \
 		--run-dir $$d/run --setup "$(TOP)/tools/bench/sshd-setup.sh $$d/ssh/id" \
 		-e BENCH_SSH_KEY=$$d/ssh/id -e MPI_TOP=$(TOP) $(if $(MPI_VM_IMPLS),-e "MPI_VM_IMPLS=$(MPI_VM_IMPLS)") \
+		$(if $(filter verbs,$(MPI_VM_MPICH_UCX)),$(kc_mpich_ucx_verbs)) \
 		-- $(TOP)/selftests/mpi/vm_test.sh
 
 install-mpi: libcoll-mpi

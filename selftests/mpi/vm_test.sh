@@ -57,11 +57,15 @@ run() { # IMPL NAME MODE [VAR=VALUE...]
 			"$TOP/build/obj/mpi/mpi_coll_test-openmpi" "$D/$impl-$name" "$mode";;
 	mpich)
 		for v in "$@"; do env+=(-genv "${v%%=*}" "${v#*=}"); done
-		# Debian's MPICH is ch4:ucx: UCX's UD over rxe times out under
-		# emulation, so TCP as for Open MPI.
+		# Debian's MPICH is ch4:ucx: TCP as for Open MPI, unless
+		# MPI_VM_MPICH_UCX_TLS/_DEVICES say otherwise (make check-vm-mpi
+		# MPI_VM_MPICH_UCX=verbs: at 8 ranks UCX's TCP transport hangs in
+		# MPI_Finalize, openucx/ucx#8738).
 		timeout 1500 mpirun.mpich -launcher rsh -launcher-exec "$RSH" -iface eth0 \
 			-hosts "$hosts" -np "$NP" -genv BENCH_SSH_KEY "$BENCH_SSH_KEY" \
-			-genv UCX_TLS tcp,self,sm -genv UCX_NET_DEVICES eth0 "${env[@]}" \
+			-genv UCX_TLS "${MPI_VM_MPICH_UCX_TLS:-tcp,self,sm}" \
+			-genv UCX_NET_DEVICES "${MPI_VM_MPICH_UCX_DEVICES:-eth0}" \
+			-genv UCX_IB_GID_INDEX 0 "${env[@]}" \
 			"$TOP/build/obj/mpi/mpi_coll_test-mpich" "$D/$impl-$name" "$mode";;
 	esac >"$D/$impl-$name.out" 2>"$D/$impl-$name.err"
 }
