@@ -424,7 +424,7 @@ struct kcoll_comm {
 	struct mutex lock;
 	int err;			/* first fatal error, then refused */
 	bool aborted;			/* KCOLL_IOC_ABORT: refused with -ECANCELED */
-	int lost_err;			/* a peer left: no new submissions */
+	int lost_err;			/* a peer left (what its leaving gave) */
 	bool dead;			/* QPs stopped: nothing may be posted */
 	u8 next_seq;
 	u64 next_id;

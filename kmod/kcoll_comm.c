@@ -314,8 +314,16 @@ int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_comm_op *op, u64 id)
 		ret = -ECANCELED;
 		goto out;
 	}
-	if (comm->err || comm->lost_err) {
-		ret = comm->err ? comm->err : comm->lost_err;
+	/*
+	 * A peer that left does not refuse submissions by itself: a rank may
+	 * free its communicator as soon as its own part of the last operation
+	 * is done (MPI_Comm_free may), while a slower rank has still to submit
+	 * that operation, and what it needs from the leaver is already here.
+	 * The operation that does need a departed peer fails when it starts
+	 * (kcoll_op_peers_gone()), and that ends the communicator.
+	 */
+	if (comm->err) {
+		ret = comm->err;
 		goto out;
 	}
 	if (comm->nops >= KCOLL_MAX_INFLIGHT) {

@@ -412,7 +412,10 @@ struct kcoll_buf {
  * (handle), ERANGE (offset + size beyond the registration), ENOMEM
  * (RLIMIT_MEMLOCK, a limit of 0 included), EAGAIN (max_inflight
  * operations not yet reaped), ECANCELED after KCOLL_IOC_ABORT, or else
- * the error that ended the communicator.
+ * the error that ended the communicator.  A peer that left does not end
+ * it by itself: an operation that needs that peer completes with
+ * ECONNRESET (which ends the communicator), one that already has all it
+ * needs from it (a root that finished its broadcast and closed) completes.
  */
 struct kcoll_submit {
 	__u32 size;
