@@ -62,14 +62,15 @@ check-mpi:
 # ranks each with kcoll.ko, with and without the preload, the mismatch
 # test and mpi4py (dropbear starts the MPI daemons, as in `make bench`).
 # `make check` runs 2 VMs x 2 ranks; the closing notes' 4 x 2 is
-# MPI_VM_NODES=4 MPI_VM_PER_NODE=2 MPI_VM_MPICH_UCX=verbs: at 8 ranks
-# MPICH over UCX's TCP transport hangs in MPI_Finalize (openucx/ucx#8738,
-# without kcoll too), so MPICH then runs over rc_verbs/ud_verbs on rxe0.
+# MPI_VM_NODES=4 MPI_VM_PER_NODE=2.  MPICH runs over UCX's rc_verbs and
+# ud_verbs on rxe0 (MPI_VM_MPICH_UCX=verbs): over UCX's TCP transport
+# (MPI_VM_MPICH_UCX=tcp) it hangs now and then in MPI_Finalize after
+# every rank is done, without kcoll too (openucx/ucx#8738).
 # KCOLL_VM_ARGS adds runner options.
 MPI_VM_NODES ?= 2
 MPI_VM_PER_NODE ?= 1
 MPI_VM_MEM ?= 1024
-MPI_VM_MPICH_UCX ?= tcp
+MPI_VM_MPICH_UCX ?= verbs
 kc_mpich_ucx_verbs := -e MPI_VM_MPICH_UCX_TLS=rc_verbs,ud_verbs,self,sm \
 	-e MPI_VM_MPICH_UCX_DEVICES=rxe0:1
 .PHONY: check-vm-mpi
