@@ -60,13 +60,7 @@ static int create_named(int fd, const struct cluster *c, const char *secret, uns
 		cc.secret = (uintptr_t)secret;
 		cc.secret_len = strlen(secret);
 	}
-	if (uid)
-		memcpy(cc.uid, uid, sizeof(cc.uid));
-	if (ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc))
-		return -errno;
-	if (id)
-		*id = cc.comm_id;
-	return 0;
+	return kc_comm_create_named(fd, &cc, uid, id);
 }
 
 static int create_as(int fd, const struct cluster *c, const char *secret, unsigned int ms,

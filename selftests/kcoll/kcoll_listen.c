@@ -64,13 +64,7 @@ static int create_rank(int fd, unsigned int rank, const struct kcoll_rank *r,
 		.slots = env_u32("KCOLL_LISTEN_SLOTS", 0),
 	};
 
-	if (uid)
-		memcpy(cc.uid, uid, sizeof(cc.uid));
-	if (ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc))
-		return -errno;
-	if (id)
-		*id = cc.comm_id;
-	return 0;
+	return kc_comm_create_named(fd, &cc, uid, id);
 }
 
 static void *creation_run(void *arg)

@@ -182,6 +182,22 @@ static inline int comm_create(int fd, const struct cluster *c, int efd, const ch
 	return ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
 }
 
+/*
+ * COMM_CREATE of @cc named @uid (NULL: by its rank table): 0 or -errno,
+ * the module's id of it in *@id (may be NULL).
+ */
+static inline int kc_comm_create_named(int fd, struct kcoll_comm_create *cc,
+				       const unsigned char *uid, __u64 *id)
+{
+	if (uid)
+		memcpy(cc->uid, uid, sizeof(cc->uid));
+	if (ioctl(fd, KCOLL_IOC_COMM_CREATE, cc))
+		return -errno;
+	if (id)
+		*id = cc->comm_id;
+	return 0;
+}
+
 static inline int submit(int fd, struct kcoll_submit *s)
 {
 	s->size = sizeof(*s);
