@@ -12,8 +12,8 @@
  * the same records, so nothing more has to be agreed.  A rank that fails
  * locally (no RDMA address) still takes part, with its errno in the
  * record, so that every rank fails the same way instead of waiting for it.
- * After the module's create, a second allgather compares the outcomes: the
- * same error on every rank, or a new round of ports (below).
+ * After the module's create, a second allgather compares the outcomes, so
+ * that every member of a new communicator returns the same error.
  *
  * Ports and names.  Every rank's port is 0 in the rank table: the
  * module's one listener per node (its listen_port) serves every
