@@ -252,6 +252,8 @@ int kcoll_conn_accept(struct kcoll_conn *conn, struct rdma_cm_id *id,
 void kcoll_conn_destroy(struct kcoll_conn *conn, int state);
 int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev);
 u32 kcoll_cm_flags(const struct kcoll_comm *comm);
+bool kcoll_hello_valid(const struct kcoll_cm_req *h);
+struct sockaddr_storage kcoll_src_addr(const struct kcoll_comm *comm);
 const struct sockaddr *kcoll_conn_peer_addr(const struct rdma_cm_id *id);
 void kcoll_conns_stop(struct kcoll_comm *comm);
 void kcoll_conns_stop_lost(struct kcoll_comm *comm);

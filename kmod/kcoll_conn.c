@@ -156,6 +156,13 @@ u32 kcoll_cm_flags(const struct kcoll_comm *comm)
 }
 
 /* Our side of the handshake to rank @dst (struct kcoll_cm_req); draws @nonce. */
+/* Is @h kcoll's handshake of this version (the fields both directions share)? */
+bool kcoll_hello_valid(const struct kcoll_cm_req *h)
+{
+	return le32_to_cpu(h->magic) == KCOLL_CM_MAGIC && h->version == KCOLL_CM_VERSION &&
+	       h->len == sizeof(*h);
+}
+
 static void kcoll_hello_fill(const struct kcoll_comm *comm, u32 dst, struct kcoll_cm_req *r,
 			     u8 *nonce)
 {
@@ -267,9 +274,8 @@ static int kcoll_conn_accepted(struct kcoll_conn *conn, struct rdma_cm_id *id,
 	const struct kcoll_cm_req *h = r ? &r->hello : NULL;
 	struct kcoll_comm *comm = conn->comm;
 
-	if (!r || ev->param.conn.private_data_len < sizeof(*r) ||
-	    le32_to_cpu(h->magic) != KCOLL_CM_MAGIC || h->version != KCOLL_CM_VERSION ||
-	    h->len != sizeof(*h) || memcmp(h->uid, comm->unique_id, sizeof(h->uid)) ||
+	if (!r || ev->param.conn.private_data_len < sizeof(*r) || !kcoll_hello_valid(h) ||
+	    memcmp(h->uid, comm->unique_id, sizeof(h->uid)) ||
 	    le32_to_cpu(h->rank) != conn->peer || le32_to_cpu(h->dst) != comm->rank ||
 	    le32_to_cpu(h->nranks) != comm->nranks ||
 	    le32_to_cpu(h->chunk_bytes) != comm->chunk_bytes ||
@@ -380,11 +386,11 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 /* ------------------------------------------------------- connect, accept */
 
-static struct sockaddr_storage kcoll_src_addr(const struct kcoll_comm *comm)
+/* The rank's own address with any local port: the listener owns the rank's port. */
+struct sockaddr_storage kcoll_src_addr(const struct kcoll_comm *comm)
 {
 	struct sockaddr_storage src = comm->addrs[comm->rank];
 
-	/* Any local port: the listener owns the rank's port. */
 	if (src.ss_family == AF_INET)
 		((struct sockaddr_in *)&src)->sin_port = 0;
 	else

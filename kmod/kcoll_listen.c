@@ -201,9 +201,7 @@ static bool kcoll_req_ours(const struct rdma_cm_event *ev)
 {
 	const struct kcoll_cm_req *r = ev->param.conn.private_data;
 
-	return r && ev->param.conn.private_data_len >= sizeof(*r) &&
-	       le32_to_cpu(r->magic) == KCOLL_CM_MAGIC && r->version == KCOLL_CM_VERSION &&
-	       r->len == sizeof(*r);
+	return r && ev->param.conn.private_data_len >= sizeof(*r) && kcoll_hello_valid(r);
 }
 
 /* CONNECT_REQUEST on a child of the listener: whose is it? */
@@ -371,14 +369,10 @@ static int kcoll_probe_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
  */
 static int kcoll_listen_probe(struct kcoll_comm *comm)
 {
-	struct sockaddr_storage src = comm->addrs[comm->rank];
+	struct sockaddr_storage src = kcoll_src_addr(comm);
 	struct rdma_cm_id *id;
 	int ret;
 
-	if (src.ss_family == AF_INET)
-		((struct sockaddr_in *)&src)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)&src)->sin6_port = 0;
 	id = rdma_create_id(comm->net, kcoll_probe_handler, NULL, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
