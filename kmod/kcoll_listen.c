@@ -280,7 +280,7 @@ static struct kcoll_listener *kcoll_listener_new(struct kcoll_net *kn, sa_family
 	struct rdma_cm_id *id;
 	int ret;
 
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
 	if (!l)
 		return ERR_PTR(-ENOMEM);
 	l->kn = kn;
