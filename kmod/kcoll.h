@@ -24,6 +24,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/ratelimit.h>
+#include <linux/sched.h>
 #include <linux/socket.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -82,6 +83,9 @@ struct kcoll_tunables {
 	struct kcoll_link_tun link[KCOLL_LEVEL_COUNT];
 	u32 conv_pct;			/* level-2 convergence ratio C, percent */
 	u64 user_max_bytes;		/* not a default: kcoll_user_max_bytes() */
+	u32 history_ops;		/* flight record entries of a new communicator */
+	u32 history_keep_ms;		/* not defaults: read when records are pruned */
+	u64 history_max_bytes;
 };
 
 #define KCOLL_CHUNK_MIN		4096u
@@ -389,6 +393,78 @@ const struct kcoll_lastop *kcoll_stats_record(struct kcoll_stats *st,
 /* The @i-th oldest of the kept operations, @i < st->last_n. */
 const struct kcoll_lastop *kcoll_stats_last(const struct kcoll_stats *st, u32 i);
 
+/* --------------------------------------------------------- flight record */
+
+/* One operation of a flight record (KCOLL_A_HIST_OP); times CLOCK_MONOTONIC. */
+struct kcoll_hist_ent {
+	u64 id;				/* the submit id; 0: unused slot */
+	u64 count;
+	u64 bytes;
+	u64 submit_ns;
+	u64 start_ns;			/* 0: not started */
+	u64 end_ns;			/* 0: not completed */
+	u32 op, dtype, redop, root;
+	u32 status;			/* positive errno, 0: success */
+	u8 state;			/* enum kcoll_hist_state */
+	u8 algo[KCOLL_LEVEL_COUNT];
+};
+
+/*
+ * kcoll_history.c: a communicator's flight record, the last @cap
+ * operations (history_ops at creation) with the communicator's identity;
+ * after its destruction a compact copy joins the module's retained
+ * records.  A live one is under comm->lock.
+ */
+struct kcoll_hist {
+	struct list_head node;		/* retained records */
+	u64 seq;			/* retained: order of destruction */
+	u64 comm_id;
+	u8 unique_id[KCOLL_UID_BYTES];
+	u32 rank, nranks;
+	pid_t pid;
+	kuid_t uid;
+	char task[TASK_COMM_LEN];	/* current->comm of the creator */
+	u64 created_real_ns;		/* CLOCK_REALTIME */
+	u64 real_off_ns;		/* CLOCK_REALTIME - CLOCK_MONOTONIC at creation */
+	u64 destroyed_real_ns;		/* 0 while it lives */
+	u64 destroyed_ns;		/* CLOCK_MONOTONIC, for history_keep_ms */
+	int err;			/* the error it ended with (negative), 0 if none */
+	u64 recorded;			/* operations recorded in all */
+	size_t bytes;			/* retained: its allocation */
+	u32 cap;			/* entries in ent[] */
+	struct kcoll_hist_ent ent[];
+};
+
+struct kcoll_comm;
+struct kcoll_comm_op;
+
+int kcoll_check_history_ops(u32 v);
+int kcoll_check_history_keep(u32 v);
+/* At creation (the creator's context): comm->hist, NULL with history_ops 0. */
+int kcoll_history_init(struct kcoll_comm *comm);
+/* comm->lock held: an operation queued, started, completed. */
+void kcoll_history_submit(struct kcoll_comm *comm, const struct kcoll_comm_op *op);
+void kcoll_history_start(struct kcoll_comm *comm, const struct kcoll_comm_op *op);
+void kcoll_history_complete(struct kcoll_comm *comm, const struct kcoll_comm_op *op);
+/* Destruction begins (comm->lock held): the error it ended with. */
+void kcoll_history_closing(struct kcoll_comm *comm);
+/* Destruction ends, every operation completed: keep a compact copy. */
+void kcoll_history_retire(struct kcoll_comm *comm);
+/* With the communicator (kcoll_comm_free()). */
+void kcoll_history_free(struct kcoll_comm *comm);
+/* The @i-th oldest entry, @i < kcoll_history_len(h). */
+u32 kcoll_history_len(const struct kcoll_hist *h);
+const struct kcoll_hist_ent *kcoll_history_ent(const struct kcoll_hist *h, u32 i);
+/*
+ * Call @fill on the retained record of least seq above *@after (pruned
+ * first) with the retained records' lock held, and set *@after to its
+ * seq.  Returns 1 when one was visited, 0 when none is left, or fill's
+ * error.
+ */
+int kcoll_history_visit_next(u64 *after, int (*fill)(const struct kcoll_hist *h, void *arg),
+			     void *arg);
+void kcoll_history_exit(void);
+
 /* ---------------------------------------------------------- communicator */
 
 struct mem_cgroup;
@@ -440,6 +516,7 @@ struct kcoll_comm {
 	struct work_struct lost_work;	/* a peer left: does the op need it? */
 	struct work_struct qp_err_work;	/* a QP reported a fatal error */
 	struct kcoll_stats stats;
+	struct kcoll_hist *hist;	/* flight record (kcoll_history.c), may be NULL */
 	bool fail_notified;		/* the op-failure event went out */
 	u32 fallback_notified;		/* bit op: the algo-fallback event went out */
 	bool closing;			/* destroyed: no more events about it */

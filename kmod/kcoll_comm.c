@@ -83,6 +83,7 @@ static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_comm_op *op,
 	kcoll_op_release(op);
 	list_add_tail(&op->node, &comm->done);
 	kcoll_op_account(comm, op);
+	kcoll_history_complete(comm, op);
 	pr_debug("comm %llu: op %llu done: %d\n", comm->id, op->id, status);
 	if (comm->efd)
 		kcoll_eventfd_signal(comm->efd);
@@ -117,6 +118,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 			bufs[i] = (u8 *)op->mr[i]->vaddr + op->mroff[i];
 	comm->active = op;
 	op->start_ns = ktime_get_ns();
+	kcoll_history_start(comm, op);
 	/* Maybe from completion work: charge the creator, not the kworker. */
 	old_memcg = kcoll_memcg_enter(comm);
 	ret = kc_exec_init(&op->ex, op->plan, bufs, &cfg, &kcoll_xport_ops, op);
@@ -350,6 +352,7 @@ int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_comm_op *op, u64 id)
 			strscpy(op->note, op->plan->note, sizeof(op->note));
 	}
 	comm->nops++;
+	kcoll_history_submit(comm, op);
 	list_add_tail(&op->node, &comm->queued);
 	if (!comm->active)
 		kcoll_comm_advance(comm);
@@ -509,6 +512,7 @@ static int kcoll_comm_topo(struct kcoll_comm *comm)
 static void kcoll_comm_free(struct kcoll_comm *comm)
 {
 	kcoll_auth_free(comm);
+	kcoll_history_free(comm);
 	if (comm->net)
 		put_net(comm->net);
 	kcoll_comm_uncharge(comm);
@@ -583,7 +587,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 			goto err_free;
 	}
 	/* Before anything sized by nranks, slots and chunk_bytes. */
-	ret = kcoll_comm_charge(comm);
+	ret = kcoll_comm_charge(comm) ?: kcoll_history_init(comm);
 	if (ret)
 		goto err_free;
 
@@ -706,6 +710,7 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	/* The counters as the owner left them, before tear-down cancels the rest. */
 	mutex_lock(&comm->lock);
 	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_DEL);
+	kcoll_history_closing(comm);
 	comm->closing = true;
 	mutex_unlock(&comm->lock);
 
@@ -740,6 +745,7 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 		list_del(&op->node);
 		kcoll_op_free(op);
 	}
+	kcoll_history_retire(comm);
 	pr_debug("comm %llu destroyed\n", comm->id);
 	kcoll_comm_free(comm);
 }

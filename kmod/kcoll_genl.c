@@ -10,6 +10,10 @@
  * data path stays quiet.  What did not run and why is algo/'s plan
  * note, passed along as it is.
  *
+ * KCOLL_CMD_HISTORY_GET dumps the flight records (kcoll_history.c) of
+ * the live communicators and of those destroyed not long ago; a record
+ * larger than a message goes out in several, with the same id.
+ *
  * Messages are built under the communicator's lock (kcoll_comm_visit*),
  * so every counter in one message belongs to the same instant.
  *
@@ -27,6 +31,7 @@
 #include <linux/capability.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/user_namespace.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 #include <net/netlink.h>
@@ -345,6 +350,171 @@ static int kcoll_genl_get_dumpit(struct sk_buff *skb, struct netlink_callback *c
 	return ret < 0 ? ret : skb->len;
 }
 
+/* ------------------------------------------------------- flight records */
+
+/*
+ * One part of a KCOLL_CMD_HISTORY_GET dump; last_op: the id of the last
+ * operation of the record under way already sent (0: none).
+ */
+struct kcoll_genl_hist {
+	struct kcoll_genl_msg m;
+	u64 filter;		/* KCOLL_A_COMM_ID of the request, 0: all */
+	u64 last_op;
+};
+
+static int kcoll_genl_put_hist_ent(struct sk_buff *skb, const struct kcoll_hist *h,
+				   const struct kcoll_hist_ent *e)
+{
+	struct nlattr *nest = nla_nest_start(skb, KCOLL_A_HIST_OP);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, KCOLL_HIST_A_ID, e->id, KCOLL_HIST_A_PAD) ||
+	    nla_put_u32(skb, KCOLL_HIST_A_STATE, e->state) ||
+	    nla_put_u32(skb, KCOLL_HIST_A_OP, e->op) ||
+	    nla_put_u32(skb, KCOLL_HIST_A_DTYPE, e->dtype) ||
+	    (kc_op_reduces(e->op) && nla_put_u32(skb, KCOLL_HIST_A_REDOP, e->redop)) ||
+	    (kc_op_rooted(e->op) && nla_put_u32(skb, KCOLL_HIST_A_ROOT, e->root)) ||
+	    nla_put_u64_64bit(skb, KCOLL_HIST_A_COUNT, e->count, KCOLL_HIST_A_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_HIST_A_BYTES, e->bytes, KCOLL_HIST_A_PAD) ||
+	    nla_put_u32(skb, KCOLL_HIST_A_ALGO_L0, e->algo[KCOLL_LEVEL0]) ||
+	    nla_put_u32(skb, KCOLL_HIST_A_ALGO_L1, e->algo[KCOLL_LEVEL1]) ||
+	    nla_put_u32(skb, KCOLL_HIST_A_ALGO_L2, e->algo[KCOLL_LEVEL2]) ||
+	    nla_put_u32(skb, KCOLL_HIST_A_STATUS, e->status) ||
+	    nla_put_u64_64bit(skb, KCOLL_HIST_A_SUBMIT_NS, h->real_off_ns + e->submit_ns,
+			      KCOLL_HIST_A_PAD) ||
+	    (e->start_ns && nla_put_u64_64bit(skb, KCOLL_HIST_A_START_NS,
+					      h->real_off_ns + e->start_ns, KCOLL_HIST_A_PAD)) ||
+	    (e->end_ns && nla_put_u64_64bit(skb, KCOLL_HIST_A_END_NS,
+					    h->real_off_ns + e->end_ns, KCOLL_HIST_A_PAD))) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/*
+ * The messages of one record, from the operation after g->last_op: 0 when
+ * all of it went out (or it is not the requester's to see), -EMSGSIZE
+ * when the skb is full (what fit went out, g->last_op says where to go
+ * on).  @comm: the live communicator, NULL for a retained record.
+ */
+static int kcoll_genl_put_hist(struct kcoll_genl_hist *g, const struct kcoll_hist *h,
+			       const struct kcoll_comm *comm)
+{
+	struct sk_buff *skb = g->m.skb;
+	u64 id = comm ? comm->id : h->comm_id;
+	int err = comm ? (comm->err ?: comm->lost_err) : h->err;
+	struct nlattr *ops;
+	bool full = false;
+	u32 i, n, put = 0;
+	void *hdr;
+
+	if (!(g->m.all || uid_eq(g->m.uid, h->uid)) || (g->filter && g->filter != id))
+		return 0;
+	hdr = genlmsg_put(skb, g->m.portid, g->m.seq, &kcoll_genl_family, NLM_F_MULTI,
+			  KCOLL_CMD_HISTORY_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, KCOLL_A_COMM_ID, id, KCOLL_A_PAD) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_PID, h->pid) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_RANK, comm ? comm->rank : h->rank) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_NRANKS, comm ? comm->nranks : h->nranks) ||
+	    nla_put(skb, KCOLL_A_COMM_UNIQUE_ID, KCOLL_UID_BYTES,
+		    comm ? comm->unique_id : h->unique_id) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_ERR, err < 0 ? -err : 0) ||
+	    nla_put_u32(skb, KCOLL_A_HIST_RETAINED, !comm) ||
+	    nla_put_u32(skb, KCOLL_A_HIST_UID, from_kuid_munged(&init_user_ns, h->uid)) ||
+	    nla_put_string(skb, KCOLL_A_HIST_TASK, h->task) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_HIST_CREATED_NS, h->created_real_ns, KCOLL_A_PAD) ||
+	    (!comm && nla_put_u64_64bit(skb, KCOLL_A_HIST_DESTROYED_NS, h->destroyed_real_ns,
+					KCOLL_A_PAD)) ||
+	    nla_put_u32(skb, KCOLL_A_HIST_CAPACITY, h->cap) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_HIST_RECORDED, h->recorded, KCOLL_A_PAD))
+		goto cancel;
+	ops = nla_nest_start(skb, KCOLL_A_HIST_OPS);
+	if (!ops)
+		goto cancel;
+	n = kcoll_history_len(h);
+	for (i = 0; i < n; i++) {
+		const struct kcoll_hist_ent *e = kcoll_history_ent(h, i);
+
+		if (e->id <= g->last_op)
+			continue;
+		if (kcoll_genl_put_hist_ent(skb, h, e)) {
+			full = true;
+			break;
+		}
+		g->last_op = e->id;
+		put++;
+	}
+	/* Part of a record continued: at least one operation, or wait for room. */
+	if (full && !put)
+		goto cancel;
+	nla_nest_end(skb, ops);
+	genlmsg_end(skb, hdr);
+	if (full)
+		return -EMSGSIZE;
+	g->last_op = 0;
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int kcoll_genl_fill_hist_live(struct kcoll_comm *comm, void *arg)
+{
+	return comm->hist ? kcoll_genl_put_hist(arg, comm->hist, comm) : 0;
+}
+
+static int kcoll_genl_fill_hist_retained(const struct kcoll_hist *h, void *arg)
+{
+	return kcoll_genl_put_hist(arg, h, NULL);
+}
+
+/*
+ * cb->args[0]: 0 while the live communicators are dumped (by id), 1 for
+ * the retained records (by destruction), 2 at the end; [1]: the id (seq)
+ * of the last one dumped whole; [2]: the last operation sent of the next.
+ */
+static int kcoll_genl_hist_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct kcoll_genl_hist g = {
+		.m = { .skb = skb, .portid = NETLINK_CB(cb->skb).portid,
+		       .seq = cb->nlh->nlmsg_seq, .flags = NLM_F_MULTI },
+		.last_op = cb->args[2],
+	};
+	struct nlattr *tb[KCOLL_A_MAX + 1];
+	u64 after = cb->args[1];
+	int ret = 0;
+
+	kcoll_genl_requester(&g.m, cb->skb);
+	ret = nlmsg_parse(cb->nlh, GENL_HDRLEN, tb, KCOLL_A_MAX, kcoll_genl_policy, NULL);
+	if (ret)
+		return ret;
+	if (tb[KCOLL_A_COMM_ID])
+		g.filter = nla_get_u64(tb[KCOLL_A_COMM_ID]);
+	while (cb->args[0] < 2) {
+		if (!cb->args[0])
+			ret = kcoll_comm_visit_next(&after, kcoll_genl_fill_hist_live, &g);
+		else
+			ret = kcoll_history_visit_next(&after, kcoll_genl_fill_hist_retained, &g);
+		if (ret < 0)
+			break;
+		if (!ret) {
+			cb->args[0]++;
+			after = 0;
+			g.last_op = 0;
+		}
+	}
+	cb->args[1] = after;
+	cb->args[2] = g.last_op;
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;	/* the rest in the next message */
+	return ret < 0 ? ret : skb->len;
+}
+
 struct kcoll_genl_node {
 	struct sk_buff *skb;
 	struct nlattr *listeners;	/* the nest, opened by the first listener */
@@ -413,6 +583,10 @@ static const struct genl_small_ops kcoll_genl_ops[] = {
 	{
 		.cmd = KCOLL_CMD_NODE_GET,
 		.doit = kcoll_genl_node_doit,
+	},
+	{
+		.cmd = KCOLL_CMD_HISTORY_GET,
+		.dumpit = kcoll_genl_hist_dumpit,
 	},
 };
 

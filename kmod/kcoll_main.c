@@ -116,6 +116,7 @@ static void __exit kcoll_exit(void)
 	kcoll_ibdev_exit();
 	kcoll_listen_exit();
 	destroy_workqueue(kcoll_wq);
+	kcoll_history_exit();
 	pr_info("unloaded\n");
 }
 

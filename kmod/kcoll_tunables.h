@@ -20,6 +20,10 @@
  * on; its defaults and the window (slots) are algo/'s (KC_COST_DEF_* in
  * kc_cost.h), so that a module left at its defaults plans as coll-sim and
  * collctl do; kcoll_tunables_check_model() checks the conversion at load.
+ *
+ * history_keep_ms and history_max_bytes are, like user_max_bytes, no
+ * defaults of new communicators: they bound the flight records of
+ * destroyed ones (kcoll_history.c), read whenever those are pruned.
  */
 KCOLL_TUNABLE(chunk_bytes, u32, chunk_bytes, kcoll_check_chunk, 65536,
 	      "message size in bytes, multiple of 8, 4096..30 pages (122880 with 4 KiB pages; ");
@@ -65,3 +69,9 @@ KCOLL_TUNABLE(user_max_bytes, u64, user_max_bytes, NULL, 1073741824,
 	      "kernel memory in bytes one user's communicators may take together, worst case; 0: no limit (");
 KCOLL_TUNABLE(algo, str, algo, NULL, "",
 	      "default HCCL_ALGO string (default: automatic on every level)");
+KCOLL_TUNABLE(history_ops, u32, history_ops, kcoll_check_history_ops, 64,
+	      "operations a communicator's flight record keeps (collctl history), 0..4096, taken at creation (");
+KCOLL_TUNABLE(history_keep_ms, u32, history_keep_ms, kcoll_check_history_keep, 600000,
+	      "ms a destroyed communicator's flight record is kept (");
+KCOLL_TUNABLE(history_max_bytes, u64, history_max_bytes, NULL, 4194304,
+	      "bytes the flight records of destroyed communicators may take together, oldest dropped first; 0: keep none (");

@@ -4,7 +4,9 @@
  *
  * What the module tells observers (collctl show, collctl monitor) about
  * its communicators: a dump or get of KCOLL_CMD_COMM_GET, and
- * notifications on the multicast group "events".  Values of the enums
+ * notifications on the multicast group "events"; and what their last
+ * operations were, also after their destruction: a dump of
+ * KCOLL_CMD_HISTORY_GET (collctl history).  Values of the enums
  * below never change meaning; new ones are appended before the __*_MAX
  * sentinels.  Enum values of other headers (operation, algorithm) are
  * those of <linux/kcoll.h>.  The family is in the initial network
@@ -68,6 +70,17 @@
  * @KCOLL_CMD_NODE_GET: request (no attributes): the node's listeners and
  *	the refusals no communicator can be charged with; reply: one message
  *	with every KCOLL_A_NODE_* attribute (any user may ask)
+ * @KCOLL_CMD_HISTORY_GET: request (NLM_F_DUMP; KCOLL_A_COMM_ID, if given,
+ *	keeps that communicator only): the flight records of the
+ *	communicators the requester may see, the live ones first (by id),
+ *	then those destroyed within history_keep_ms that history_max_bytes
+ *	still holds (oldest destruction first).  Reply: per communicator one
+ *	or more messages with KCOLL_A_COMM_ID, _PID, _RANK, _NRANKS,
+ *	_UNIQUE_ID, _ERR and every KCOLL_A_HIST_* attribute, its operations
+ *	(KCOLL_A_HIST_OPS) oldest first and split over consecutive messages
+ *	with the same KCOLL_A_COMM_ID where they do not fit in one.  A
+ *	communicator being destroyed may be missing from a dump for the time
+ *	of its tear-down, or show twice (live, then retained)
  * @__KCOLL_CMD_MAX: sentinel
  */
 enum kcoll_genl_cmd {
@@ -79,6 +92,7 @@ enum kcoll_genl_cmd {
 	KCOLL_CMD_EVENT_PEER_LOST,
 	KCOLL_CMD_EVENT_ALGO_FALLBACK,
 	KCOLL_CMD_NODE_GET,
+	KCOLL_CMD_HISTORY_GET,
 	__KCOLL_CMD_MAX
 };
 
@@ -176,6 +190,22 @@ enum kcoll_peer_state {
  *	exist (EEXIST)
  * @KCOLL_A_NODE_LISTENERS: nest of KCOLL_A_NODE_LISTENER
  * @KCOLL_A_NODE_LISTENER: nest of enum kcoll_listen_attr
+ * @KCOLL_A_HIST_RETAINED: u32, KCOLL_CMD_HISTORY_GET: 1 when the
+ *	communicator was destroyed (a retained record), 0 while it lives
+ * @KCOLL_A_HIST_UID: u32, the effective uid of the creating process (in
+ *	the initial user namespace)
+ * @KCOLL_A_HIST_TASK: NUL-terminated string, the command name (comm) of
+ *	the creating thread, at most 16 bytes
+ * @KCOLL_A_HIST_CREATED_NS: u64, CLOCK_REALTIME ns of the creation
+ * @KCOLL_A_HIST_DESTROYED_NS: u64, CLOCK_REALTIME ns of the destruction,
+ *	with KCOLL_A_HIST_RETAINED 1 only
+ * @KCOLL_A_HIST_CAPACITY: u32, operations the record keeps (history_ops
+ *	at the creation); the record of a destroyed communicator keeps those
+ *	it had
+ * @KCOLL_A_HIST_RECORDED: u64, operations recorded in all (submitted),
+ *	the oldest of them dropped beyond KCOLL_A_HIST_CAPACITY
+ * @KCOLL_A_HIST_OPS: nest of KCOLL_A_HIST_OP, oldest first
+ * @KCOLL_A_HIST_OP: nest of enum kcoll_hist_attr
  * @__KCOLL_A_MAX: sentinel
  */
 enum kcoll_genl_attr {
@@ -216,6 +246,15 @@ enum kcoll_genl_attr {
 	KCOLL_A_NODE_DUP_IDS,
 	KCOLL_A_NODE_LISTENERS,
 	KCOLL_A_NODE_LISTENER,
+	KCOLL_A_HIST_RETAINED,
+	KCOLL_A_HIST_UID,
+	KCOLL_A_HIST_TASK,
+	KCOLL_A_HIST_CREATED_NS,
+	KCOLL_A_HIST_DESTROYED_NS,
+	KCOLL_A_HIST_CAPACITY,
+	KCOLL_A_HIST_RECORDED,
+	KCOLL_A_HIST_OPS,
+	KCOLL_A_HIST_OP,
 	__KCOLL_A_MAX
 };
 
@@ -368,5 +407,69 @@ enum kcoll_algo_attr {
 };
 
 #define KCOLL_ALGO_A_MAX	(__KCOLL_ALGO_A_MAX - 1)
+
+/**
+ * enum kcoll_hist_state - KCOLL_HIST_A_STATE
+ * @KCOLL_HIST_STATE_QUEUED: submitted, waiting for the ones before it
+ * @KCOLL_HIST_STATE_RUNNING: started, not completed
+ * @KCOLL_HIST_STATE_DONE: completed (KCOLL_HIST_A_STATUS)
+ * @__KCOLL_HIST_STATE_MAX: sentinel
+ */
+enum kcoll_hist_state {
+	KCOLL_HIST_STATE_QUEUED,
+	KCOLL_HIST_STATE_RUNNING,
+	KCOLL_HIST_STATE_DONE,
+	__KCOLL_HIST_STATE_MAX
+};
+
+/**
+ * enum kcoll_hist_attr - one operation of a flight record (KCOLL_A_HIST_OP)
+ * @KCOLL_HIST_A_UNSPEC: unused
+ * @KCOLL_HIST_A_PAD: padding for 64-bit attributes
+ * @KCOLL_HIST_A_ID: u64, the operation id the submit ioctl returned (the
+ *	communicator's sequence: 1, 2, ...)
+ * @KCOLL_HIST_A_STATE: u32, enum kcoll_hist_state
+ * @KCOLL_HIST_A_OP: u32, enum kcoll_op
+ * @KCOLL_HIST_A_DTYPE: u32, enum kcoll_dtype
+ * @KCOLL_HIST_A_REDOP: u32, enum kcoll_redop, for reducing operations only
+ * @KCOLL_HIST_A_ROOT: u32, the root rank, for rooted operations only
+ * @KCOLL_HIST_A_COUNT: u64, its element count
+ * @KCOLL_HIST_A_BYTES: u64, bytes this rank sent and received (once done)
+ * @KCOLL_HIST_A_ALGO_L0: u32, enum kcoll_algo the plan runs at level 0
+ *	(0: none)
+ * @KCOLL_HIST_A_ALGO_L1: u32, the same at level 1
+ * @KCOLL_HIST_A_ALGO_L2: u32, the same at level 2
+ * @KCOLL_HIST_A_STATUS: u32, 0 or the positive errno it failed with (once
+ *	done)
+ * @KCOLL_HIST_A_SUBMIT_NS: u64, CLOCK_REALTIME ns of its submission
+ * @KCOLL_HIST_A_START_NS: u64, CLOCK_REALTIME ns of its start, only once
+ *	started (differences between the three times are exact: they are
+ *	taken on CLOCK_MONOTONIC and shifted by one offset per communicator)
+ * @KCOLL_HIST_A_END_NS: u64, CLOCK_REALTIME ns of its completion, only
+ *	once done
+ * @__KCOLL_HIST_A_MAX: sentinel
+ */
+enum kcoll_hist_attr {
+	KCOLL_HIST_A_UNSPEC,
+	KCOLL_HIST_A_PAD,
+	KCOLL_HIST_A_ID,
+	KCOLL_HIST_A_STATE,
+	KCOLL_HIST_A_OP,
+	KCOLL_HIST_A_DTYPE,
+	KCOLL_HIST_A_REDOP,
+	KCOLL_HIST_A_ROOT,
+	KCOLL_HIST_A_COUNT,
+	KCOLL_HIST_A_BYTES,
+	KCOLL_HIST_A_ALGO_L0,
+	KCOLL_HIST_A_ALGO_L1,
+	KCOLL_HIST_A_ALGO_L2,
+	KCOLL_HIST_A_STATUS,
+	KCOLL_HIST_A_SUBMIT_NS,
+	KCOLL_HIST_A_START_NS,
+	KCOLL_HIST_A_END_NS,
+	__KCOLL_HIST_A_MAX
+};
+
+#define KCOLL_HIST_A_MAX	(__KCOLL_HIST_A_MAX - 1)
 
 #endif /* _UAPI_LINUX_KCOLL_GENL_H */
