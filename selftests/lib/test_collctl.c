@@ -27,6 +27,7 @@
 #include "fake_tree.h"
 #include "collctl_explain.h"
 #include "collctl_fmt.h"
+#include "collctl_history.h"
 #include "collctl_nl.h"
 #include "kc_cfg.h"
 
@@ -315,6 +316,186 @@ TEST(a_comm_prints_as_text_and_json)
 	EXPECT_FALSE(json_object_object_get_ex(j, "peers", &v));
 	json_object_put(j);
 	cc_comm_release(&c);
+}
+
+/* One operation of a flight record, submitted at 1.5 s past the epoch + id ms. */
+static void put_hist_op(struct nl_msg *m, uint64_t id, uint32_t op, uint32_t state,
+			uint32_t status)
+{
+	struct nlattr *n = nla_nest_start(m, KCOLL_A_HIST_OP);
+	uint64_t t = 1500000000ull + id * 1000000ull;
+
+	nla_put_u64(m, KCOLL_HIST_A_ID, id);
+	nla_put_u32(m, KCOLL_HIST_A_STATE, state);
+	nla_put_u32(m, KCOLL_HIST_A_OP, op);
+	nla_put_u32(m, KCOLL_HIST_A_DTYPE, KCOLL_FP32);
+	if (op == KCOLL_OP_ALLREDUCE)
+		nla_put_u32(m, KCOLL_HIST_A_REDOP, KCOLL_SUM);
+	if (op == KCOLL_OP_BROADCAST)
+		nla_put_u32(m, KCOLL_HIST_A_ROOT, 2);
+	nla_put_u64(m, KCOLL_HIST_A_COUNT, 1000 * id);
+	nla_put_u64(m, KCOLL_HIST_A_BYTES, state == KCOLL_HIST_STATE_DONE ? 8000 * id : 0);
+	nla_put_u32(m, KCOLL_HIST_A_ALGO_L1, KCOLL_ALGO_RING);
+	nla_put_u32(m, KCOLL_HIST_A_STATUS, status);
+	nla_put_u64(m, KCOLL_HIST_A_SUBMIT_NS, t);
+	if (state != KCOLL_HIST_STATE_QUEUED)
+		nla_put_u64(m, KCOLL_HIST_A_START_NS, t + 250000);
+	if (state == KCOLL_HIST_STATE_DONE)
+		nla_put_u64(m, KCOLL_HIST_A_END_NS, t + 1250000);
+	nla_nest_end(m, n);
+}
+
+/* Communicator 9's record (destroyed), operations @first..@last, as one message. */
+static struct nl_msg *hist_msg(uint64_t first, uint64_t last)
+{
+	struct nl_msg *m = new_msg(KCOLL_CMD_HISTORY_GET);
+	struct nlattr *n;
+	uint64_t id;
+
+	nla_put_u64(m, KCOLL_A_COMM_ID, 9);
+	nla_put_u32(m, KCOLL_A_COMM_PID, 777);
+	nla_put_u32(m, KCOLL_A_COMM_RANK, 0);
+	nla_put_u32(m, KCOLL_A_COMM_NRANKS, 4);
+	nla_put_u32(m, KCOLL_A_COMM_ERR, ECANCELED);
+	nla_put_u32(m, KCOLL_A_HIST_RETAINED, 1);
+	nla_put_u32(m, KCOLL_A_HIST_UID, 1000);
+	nla_put_string(m, KCOLL_A_HIST_TASK, "train.py");
+	nla_put_u64(m, KCOLL_A_HIST_CREATED_NS, 1000000000ull);
+	nla_put_u64(m, KCOLL_A_HIST_DESTROYED_NS, 3000000000ull);
+	nla_put_u32(m, KCOLL_A_HIST_CAPACITY, 64);
+	nla_put_u64(m, KCOLL_A_HIST_RECORDED, 3);
+	n = nla_nest_start(m, KCOLL_A_HIST_OPS);
+	for (id = first; id <= last; id++)
+		put_hist_op(m, id, id == 2 ? KCOLL_OP_BROADCAST : KCOLL_OP_ALLREDUCE,
+			    id == 3 ? KCOLL_HIST_STATE_DONE : KCOLL_HIST_STATE_DONE,
+			    id == 3 ? ECANCELED : 0);
+	nla_nest_end(m, n);
+	return m;
+}
+
+static void print_history(FILE *f, const void *arg)
+{
+	cc_print_history(f, arg, 1, true);
+}
+
+/*
+ * A flight record split over two messages (as the module splits one too
+ * large for a message) is one record again; text and JSON show every
+ * field.
+ */
+TEST(history_messages_merge_and_print)
+{
+	struct nl_msg *m1 = hist_msg(1, 2), *m2 = hist_msg(3, 3);
+	struct cc_hist *list = NULL, h;
+	json_object *j, *e, *o, *v;
+	size_t n = 0;
+	char *s;
+
+	ASSERT_EQ(0, cc_parse_hist(nlmsg_hdr(m1), &h));
+	EXPECT_EQ(9, h.id);
+	EXPECT_TRUE(h.retained);
+	EXPECT_STREQ("train.py", h.task);
+	EXPECT_EQ(2, h.nops);
+	EXPECT_TRUE(h.ops[0].has_redop);
+	EXPECT_FALSE(h.ops[0].has_root);
+	EXPECT_TRUE(h.ops[1].has_root);
+	EXPECT_EQ(2, h.ops[1].root);
+	ASSERT_EQ(0, cc_hist_add(&list, &n, &h));
+	ASSERT_EQ(0, cc_parse_hist(nlmsg_hdr(m2), &h));
+	ASSERT_EQ(0, cc_hist_add(&list, &n, &h));
+	nlmsg_free(m1);
+	nlmsg_free(m2);
+	ASSERT_EQ(1, n);
+	ASSERT_EQ(3, list[0].nops);
+	EXPECT_EQ(3, list[0].ops[2].id);
+	EXPECT_EQ(ECANCELED, list[0].ops[2].status);
+	/* a comm message is not a history message */
+	m1 = comm_msg();
+	EXPECT_EQ(-EINVAL, cc_parse_hist(nlmsg_hdr(m1), &h));
+	nlmsg_free(m1);
+
+	s = capture(print_history, list);
+	ASSERT_NE(NULL, s);
+	EXPECT_NE(NULL, strstr(s, "comm 9 (destroyed): rank 0/4, pid 777 (train.py), uid 1000"))
+		TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "created 1970-01-01 00:00:01.000000, destroyed "
+			       "1970-01-01 00:00:03.000000, error: ")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "3 operations recorded, the last 3 kept (at most 64)"))
+		TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "  1        done    allreduce     fp32    sum      -         1000"))
+		TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "  2        done    broadcast     fp32    -        2         2000"))
+		TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, "1970-01-01 00:00:01.501000")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, " 250.000     1000.000  ok\n")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, strerror(ECANCELED))) TH_LOG("%s", s);
+	free(s);
+
+	j = cc_history_json(list, n);
+	ASSERT_EQ(1, json_object_array_length(j));
+	e = json_object_array_get_idx(j, 0);
+	ASSERT_TRUE(json_object_object_get_ex(e, "comm", &v));
+	EXPECT_EQ(9, json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "destroyed", &v));
+	EXPECT_TRUE(json_object_get_boolean(v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "task", &v));
+	EXPECT_STREQ("train.py", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "errno", &v));
+	EXPECT_EQ(ECANCELED, json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "ops", &o));
+	ASSERT_EQ(3, json_object_array_length(o));
+	e = json_object_array_get_idx(o, 1);
+	ASSERT_TRUE(json_object_object_get_ex(e, "op", &v));
+	EXPECT_STREQ("broadcast", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "root", &v));
+	EXPECT_EQ(2, json_object_get_int64(v));
+	EXPECT_FALSE(json_object_object_get_ex(e, "redop", &v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "duration_ns", &v));
+	EXPECT_EQ(1000000, json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "queue_ns", &v));
+	EXPECT_EQ(250000, json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "algo", &v));
+	ASSERT_TRUE(json_object_object_get_ex(v, "level1", &v));
+	EXPECT_STREQ("ring", json_object_get_string(v));
+	json_object_put(j);
+	cc_hists_free(list, n);
+}
+
+/* A running operation has no end, no status, and prints dashes for them. */
+TEST(history_running_operation)
+{
+	struct nl_msg *m = new_msg(KCOLL_CMD_HISTORY_GET);
+	struct cc_hist h;
+	json_object *j, *e, *v;
+	struct nlattr *n;
+	char *s;
+
+	nla_put_u64(m, KCOLL_A_COMM_ID, 5);
+	nla_put_u32(m, KCOLL_A_HIST_CAPACITY, 64);
+	nla_put_u64(m, KCOLL_A_HIST_RECORDED, 1);
+	n = nla_nest_start(m, KCOLL_A_HIST_OPS);
+	put_hist_op(m, 1, KCOLL_OP_ALLREDUCE, KCOLL_HIST_STATE_RUNNING, 0);
+	nla_nest_end(m, n);
+	ASSERT_EQ(0, cc_parse_hist(nlmsg_hdr(m), &h));
+	nlmsg_free(m);
+	EXPECT_FALSE(h.retained);
+	ASSERT_EQ(1, h.nops);
+	EXPECT_EQ(0, h.ops[0].end_ns);
+	s = capture(print_history, &h);
+	EXPECT_NE(NULL, strstr(s, "comm 5 (live)")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, " running ")) TH_LOG("%s", s);
+	EXPECT_NE(NULL, strstr(s, " 250.000            -  -\n")) TH_LOG("%s", s);
+	free(s);
+	j = cc_history_json(&h, 1);
+	e = json_object_array_get_idx(j, 0);
+	ASSERT_TRUE(json_object_object_get_ex(e, "ops", &v));
+	e = json_object_array_get_idx(v, 0);
+	EXPECT_FALSE(json_object_object_get_ex(e, "status", &v));
+	EXPECT_FALSE(json_object_object_get_ex(e, "end_ns", &v));
+	ASSERT_TRUE(json_object_object_get_ex(e, "state", &v));
+	EXPECT_STREQ("running", json_object_get_string(v));
+	json_object_put(j);
+	free(h.ops);
 }
 
 /*

@@ -9,6 +9,9 @@
  *   collctl [-j] explain --op OP --bytes N [--ranks P ...] [COMM]
  *                                        algorithm per level, plan, predicted
  *                                        time and why
+ *   collctl [-j] history [COMM]          flight records: the last operations of
+ *                                        live and recently destroyed communicators
+ *                                        (collctl_history.c)
  *   collctl [-j] monitor [-c N] [-t S]   the module's events as they happen
  *   collctl [-j] config                  every sysfs tunable
  *   collctl [-j] config NAME [VALUE]     one tunable; with VALUE, write it
@@ -47,6 +50,7 @@
 #include "collctl_doctor.h"
 #include "collctl_explain.h"
 #include "collctl_fmt.h"
+#include "collctl_history.h"
 #include "collctl_nl.h"
 #include "collctl_sysfs.h"
 #include "kc_cfg.h"
@@ -58,6 +62,7 @@ static const char *const tunables[] = {
 	"level1_alpha_ns", "level1_gbps", "level1_reduce_gbps",
 	"level2_alpha_ns", "level2_gbps", "level2_reduce_gbps",
 	"level1_auto_mesh", "level2_auto_mesh", "level2_conv_pct", "user_max_bytes",
+	"history_ops", "history_keep_ms", "history_max_bytes",
 };
 #define NTUN (sizeof(tunables) / sizeof(tunables[0]))
 
@@ -102,6 +107,15 @@ static void usage(FILE *f, const char *prog)
 "                           all), the module's link model and algo from sysfs\n"
 "                           (built-in defaults when the module is not loaded)\n"
 "                           and --algo over the sysfs algo string\n"
+"  history [COMM]           the flight records: per communicator (COMM only,\n"
+"                           else every one you may see, live and destroyed\n"
+"                           within history_keep_ms) its rank, creator (pid, uid,\n"
+"                           command), creation and destruction time and final\n"
+"                           error, then its last history_ops operations, oldest\n"
+"                           first: id, state (queued, running, done), op, type,\n"
+"                           reduction, root, count, bytes, algorithm per level,\n"
+"                           time of submission (local time), time queued and\n"
+"                           run, status\n"
 "  monitor [-c COUNT] [-t SECONDS]\n"
 "                           print the module's events as they happen\n"
 "                           (communicator created or destroyed, the first failed\n"
@@ -114,7 +128,9 @@ static void usage(FILE *f, const char *prog)
 "                           selection: level{0,1,2}_alpha_ns, level{0,1,2}_gbps,\n"
 "                           level{0,1,2}_reduce_gbps, level{1,2}_auto_mesh,\n"
 "                           level2_conv_pct; and user_max_bytes, the kernel\n"
-"                           memory one user's communicators may take)\n"
+"                           memory one user's communicators may take;\n"
+"                           history_ops, history_keep_ms, history_max_bytes,\n"
+"                           the flight records' bounds)\n"
 "  config NAME VALUE        set it (root); an algo string is parsed here first\n"
 "                           and a bad one is reported with its position; ''\n"
 "                           (empty) makes algo automatic again; the module\n"
@@ -462,7 +478,8 @@ static int cmd_config(const struct ctl *c, int argc, char **argv)
 		fprintf(stderr, "%s: unknown tunable '%s' (algo chunk_bytes slots timeout_ms "
 			"connect_timeout_ms level{0,1,2}_alpha_ns level{0,1,2}_gbps "
 			"level{0,1,2}_reduce_gbps level{1,2}_auto_mesh level2_conv_pct "
-			"user_max_bytes)\n", c->prog, argv[0]);
+			"user_max_bytes history_ops history_keep_ms history_max_bytes)\n",
+			c->prog, argv[0]);
 		return 2;
 	}
 	if (argc == 1) {
@@ -1019,6 +1036,8 @@ int main(int argc, char **argv)
 		return cmd_explain(&c, argc, argv);
 	if (!strcmp(cmd, "monitor"))
 		return cmd_monitor(&c, argc, argv);
+	if (!strcmp(cmd, "history"))
+		return cc_history_main(c.prog, c.json, argc, argv);
 	if (!strcmp(cmd, "calibrate"))
 		return cmd_calibrate(&c, argc, argv);
 	if (!strcmp(cmd, "doctor")) {

@@ -33,6 +33,8 @@ struct cc_recv {
 	bool done;		/* fn asked to stop */
 	struct cc_node *node;	/* KCOLL_CMD_NODE_GET */
 	bool got_node;
+	int (*raw)(struct nlmsghdr *nlh, void *arg);	/* cc_nl_dump() */
+	void *raw_arg;
 };
 
 static uint32_t a_u32(const struct nlattr *a)
@@ -395,9 +397,21 @@ static int on_node(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+static int on_raw(struct nl_msg *msg, void *arg)
+{
+	struct cc_recv *r = arg;
+	int ret = r->raw(nlmsg_hdr(msg), r->raw_arg);
+
+	if (ret) {
+		r->perr = ret;
+		return ret == -EPROTO ? NL_SKIP : NL_STOP;
+	}
+	return NL_OK;
+}
+
 /*
- * Send @cmd (KCOLL_CMD_COMM_GET: a dump, or for @id) and collect the
- * replies with @cb.
+ * Send @cmd (a dump, or not) with KCOLL_A_COMM_ID @id unless 0, and
+ * collect the replies with @cb.
  */
 static int request(struct cc_nl *nl, uint8_t cmd, bool dump, uint64_t id,
 		   nl_recvmsg_msg_cb_t cb, struct cc_recv *r, char *err, size_t errlen)
@@ -409,7 +423,8 @@ static int request(struct cc_nl *nl, uint8_t cmd, bool dump, uint64_t id,
 		return -ENOMEM;
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0, dump ? NLM_F_DUMP : 0,
 			 cmd, KCOLL_GENL_VERSION) ||
-	    (cmd == KCOLL_CMD_COMM_GET && !dump && nla_put_u64(msg, KCOLL_A_COMM_ID, id))) {
+	    ((id || (cmd == KCOLL_CMD_COMM_GET && !dump)) &&
+	     nla_put_u64(msg, KCOLL_A_COMM_ID, id))) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
@@ -448,6 +463,14 @@ int cc_nl_node(struct cc_nl *nl, struct cc_node *out, char *err, size_t errlen)
 	if (!ret && !r.got_node)
 		ret = -EPROTO;
 	return ret;
+}
+
+int cc_nl_dump(struct cc_nl *nl, uint8_t cmd, uint64_t id,
+	       int (*fn)(struct nlmsghdr *nlh, void *arg), void *arg, char *err, size_t errlen)
+{
+	struct cc_recv r = { .raw = fn, .raw_arg = arg };
+
+	return request(nl, cmd, true, id, on_raw, &r, err, errlen);
 }
 
 int cc_nl_list(struct cc_nl *nl, struct cc_comm **comms, size_t *n, char *err, size_t errlen)

@@ -109,6 +109,13 @@ struct cc_nl;
 int cc_nl_open(struct cc_nl **out, char *err, size_t errlen);
 void cc_nl_close(struct cc_nl *nl);
 
+/*
+ * A dump of @cmd (with KCOLL_A_COMM_ID @id unless 0): @fn gets each reply
+ * and returns 0, -EPROTO for one that did not parse (skipped, then the
+ * dump's result), or another negative errno that ends it.
+ */
+int cc_nl_dump(struct cc_nl *nl, uint8_t cmd, uint64_t id,
+	       int (*fn)(struct nlmsghdr *nlh, void *arg), void *arg, char *err, size_t errlen);
 /* Every communicator, by increasing id; free with cc_comms_free(). */
 int cc_nl_list(struct cc_nl *nl, struct cc_comm **comms, size_t *n, char *err, size_t errlen);
 /* One communicator; -ENOENT when there is none with that id. */
