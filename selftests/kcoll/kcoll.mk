@@ -11,7 +11,7 @@
 
 KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_account kcoll_observe kcoll_connect kcoll_auth \
 	kcoll_listen kcoll_ioctl kcoll_test kcoll_mismatch kcoll_matrix kcoll_soak kcoll_fuzz kcoll_regress \
-	kcoll_lifetime
+	kcoll_lifetime kcoll_history
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
 
 .PHONY: kcoll-tests
@@ -36,6 +36,13 @@ KC_LISTEN := $(OBJDIR)/selftests/kcoll/kcoll_listen
 $(KC_LISTEN).o: CFLAGS_US += -I$(TOP)/tools/collctl $(LIBNL_CFLAGS)
 $(KC_LISTEN): $(KC_LISTEN).o $(OBJDIR)/tools/collctl/collctl_nl.o
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(LIBNL_LIBS) -lrdmacm -libverbs -lcrypto
+
+# kcoll_history reads the flight records through collctl's own client.
+KC_HIST := $(OBJDIR)/selftests/kcoll/kcoll_history
+KC_HIST_PARTS := $(addprefix $(OBJDIR)/tools/collctl/,collctl_nl.o collctl_history.o collctl_fmt.o)
+$(KC_HIST).o: CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+$(KC_HIST): $(KC_HIST).o $(KC_HIST_PARTS) $(ALGO_LIB)
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
 
 # kcoll_observe asks the generic netlink family with libnl-genl-3.
 $(OBJDIR)/selftests/kcoll/kcoll_observe.o: CFLAGS_US += $(LIBNL_CFLAGS)
