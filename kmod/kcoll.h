@@ -431,6 +431,7 @@ struct kcoll_hist {
 	int err;			/* the error it ended with (negative), 0 if none */
 	u64 recorded;			/* operations recorded in all */
 	size_t bytes;			/* retained: its allocation */
+	u32 ops_max;			/* history_ops at creation */
 	u32 cap;			/* entries in ent[] */
 	struct kcoll_hist_ent ent[];
 };

@@ -430,7 +430,7 @@ static int kcoll_genl_put_hist(struct kcoll_genl_hist *g, const struct kcoll_his
 	    nla_put_u64_64bit(skb, KCOLL_A_HIST_CREATED_NS, h->created_real_ns, KCOLL_A_PAD) ||
 	    (!comm && nla_put_u64_64bit(skb, KCOLL_A_HIST_DESTROYED_NS, h->destroyed_real_ns,
 					KCOLL_A_PAD)) ||
-	    nla_put_u32(skb, KCOLL_A_HIST_CAPACITY, h->cap) ||
+	    nla_put_u32(skb, KCOLL_A_HIST_CAPACITY, h->ops_max) ||
 	    nla_put_u64_64bit(skb, KCOLL_A_HIST_RECORDED, h->recorded, KCOLL_A_PAD))
 		goto cancel;
 	ops = nla_nest_start(skb, KCOLL_A_HIST_OPS);

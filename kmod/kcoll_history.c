@@ -97,6 +97,7 @@ int kcoll_history_init(struct kcoll_comm *comm)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&h->node);
 	h->cap = cap;
+	h->ops_max = cap;
 	h->pid = task_tgid_nr(current);
 	h->uid = current_euid();
 	get_task_comm(h->task, current);

@@ -200,8 +200,7 @@ enum kcoll_peer_state {
  * @KCOLL_A_HIST_DESTROYED_NS: u64, CLOCK_REALTIME ns of the destruction,
  *	with KCOLL_A_HIST_RETAINED 1 only
  * @KCOLL_A_HIST_CAPACITY: u32, operations the record keeps (history_ops
- *	at the creation); the record of a destroyed communicator keeps those
- *	it had
+ *	at the creation)
  * @KCOLL_A_HIST_RECORDED: u64, operations recorded in all (submitted),
  *	the oldest of them dropped beyond KCOLL_A_HIST_CAPACITY
  * @KCOLL_A_HIST_OPS: nest of KCOLL_A_HIST_OP, oldest first
