@@ -9,6 +9,8 @@
  *    reduction and root where they mean something; after close() the
  *    same record is there, marked destroyed, with the creator's command
  *    name; with history_keep_ms small it is gone a moment later.
+ *  - A process that exits with its communicator open leaves its record,
+ *    with its pid.
  *  - With history_max_bytes 0 a destroyed communicator leaves nothing.
  *  - With history_ops 4, six operations leave the last four (ids 3..6)
  *    and a count of six.
@@ -25,6 +27,7 @@
  * Skips (exit 4) without /dev/kcoll.
  */
 #include <errno.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "kcoll_util.h"
@@ -219,6 +222,41 @@ TEST_F(hist, one_rank_record_outlives_its_communicator)
 	ASSERT_EQ(0, tun_set("history_keep_ms", "100"));
 	sleep_ms(300);
 	EXPECT_EQ(0, history_of(id, true, &h));
+	free(h.ops);
+}
+
+/* A process that dies with its communicator open leaves the record too. */
+TEST_F(hist, a_dead_process_leaves_its_record)
+{
+	int pipefd[2], status;
+	struct cc_hist h;
+	__u64 id = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open(KC_DEV, O_RDWR | O_CLOEXEC);
+
+		id = fd < 0 ? 0 : create1(fd, PORT + 4);
+		if (!id || run_op(fd, KCOLL_OP_BARRIER, 0, 0, 0, 0, self->buf) ||
+		    write(pipefd[1], &id, sizeof(id)) != sizeof(id))
+			_exit(1);
+		_exit(0);	/* the file still open: the exit closes it */
+	}
+	close(pipefd[1]);
+	EXPECT_EQ((ssize_t)sizeof(id), read(pipefd[0], &id, sizeof(id)));
+	close(pipefd[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(1, history_of(id, true, &h));
+	EXPECT_EQ(pid, (pid_t)h.pid);
+	ASSERT_EQ(1, h.nops);
+	EXPECT_EQ(KCOLL_OP_BARRIER, h.ops[0].op);
+	EXPECT_EQ(KCOLL_HIST_STATE_DONE, h.ops[0].state);
+	EXPECT_EQ(0, h.ops[0].status);
 	free(h.ops);
 }
 
