@@ -77,6 +77,8 @@ struct kcoll_tunables {
 	u32 slots;
 	u32 timeout_ms;
 	u32 connect_timeout_ms;
+	u32 qp_timeout;			/* local ACK timeout, 4.096 us * 2^qp_timeout */
+	u32 qp_retry_count;		/* transport retries before IB_WC_RETRY_EXC_ERR */
 	u32 listen_port;
 	char algo[KCOLL_ALGO_STR_MAX];
 	struct kcoll_algo_sel sel;
@@ -114,6 +116,9 @@ static inline u32 kcoll_rx_slot_bytes(u32 chunk_bytes)
 #define KCOLL_MBPS_MAX		1000000000u	/* 1000000 Gbit/s */
 #define KCOLL_CONV_PCT_MIN	100u		/* C >= 1 */
 #define KCOLL_CONV_PCT_MAX	100000u
+#define KCOLL_QP_TIMEOUT_MIN	8u		/* 1.05 ms */
+#define KCOLL_QP_TIMEOUT_MAX	24u		/* 68.7 s */
+#define KCOLL_QP_RETRY_MAX	7u
 
 /* A consistent copy of the current defaults. */
 void kcoll_tunables_get(struct kcoll_tunables *t);
@@ -255,6 +260,7 @@ int kcoll_conn_accept(struct kcoll_conn *conn, struct rdma_cm_id *id,
 		      const struct kcoll_cm_req *req);
 void kcoll_conn_destroy(struct kcoll_conn *conn, int state);
 int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev);
+int kcoll_conn_wc_err(struct kcoll_conn *conn, const struct ib_wc *wc);
 u32 kcoll_cm_flags(const struct kcoll_comm *comm);
 bool kcoll_hello_valid(const struct kcoll_cm_req *h);
 struct sockaddr_storage kcoll_src_addr(const struct kcoll_comm *comm);
@@ -483,6 +489,8 @@ struct kcoll_comm {
 	u32 slots;
 	u32 timeout_ms;
 	u32 connect_timeout_ms;
+	u8 qp_timeout;			/* the tunables at creation (kcoll_conn.c) */
+	u8 qp_retry_count;
 	struct eventfd_ctx *efd;
 
 	/* naming: the node's listener finds it by (unique_id, rank) in net */

@@ -429,20 +429,30 @@ void kcoll_comm_reap_consume(struct kcoll_comm *comm, u32 n)
 	mutex_unlock(&comm->lock);
 }
 
+/*
+ * KCOLL_IOC_ABORT returns within this (and the locks' short holds),
+ * whatever the peers do: it waits for nothing else.
+ */
+#define KCOLL_ABORT_QUIET_MS	20
+
 void kcoll_comm_abort(struct kcoll_comm *comm)
 {
 	bool idle;
 
 	/*
 	 * With nothing running, what is still posted are credits for the
-	 * peers' last messages: let them out (bounded) so an abort right
-	 * after an operation does not fail that operation on the peers.
+	 * peers' last messages: give them a moment to go out, so that live
+	 * peers complete that operation at once rather than after draining
+	 * our disconnect.  Only a moment: a peer needs no credit of a rank
+	 * that left once it has everything of it (kc_exec_peer_gone()), and
+	 * a dead or cut peer never acknowledges them.
 	 */
 	mutex_lock(&comm->lock);
 	idle = !comm->active;
 	mutex_unlock(&comm->lock);
 	if (idle)
-		wait_event_timeout(comm->done_wq, kcoll_comm_quiet(comm), HZ);
+		wait_event_timeout(comm->done_wq, kcoll_comm_quiet(comm),
+				   msecs_to_jiffies(KCOLL_ABORT_QUIET_MS));
 
 	mutex_lock(&comm->lock);
 	comm->aborted = true;
@@ -570,6 +580,8 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	comm->timeout_ms = arg->timeout_ms ? arg->timeout_ms : tun->timeout_ms;
 	comm->connect_timeout_ms = arg->connect_timeout_ms ? arg->connect_timeout_ms :
 				   tun->connect_timeout_ms;
+	comm->qp_timeout = tun->qp_timeout;
+	comm->qp_retry_count = tun->qp_retry_count;
 	comm->sel = tun->sel;
 	kcoll_tunables_model(tun, &comm->model);
 	comm->model.window = comm->slots;

@@ -188,14 +188,56 @@ static int kcoll_rep_fill(struct kcoll_conn *conn, struct kcoll_cm_rep *r)
 	return conn->comm->auth_tfm ? kcoll_auth_mac(conn, 'P', r->mac) : 0;
 }
 
-static void kcoll_conn_param(struct rdma_conn_param *param, const void *priv, u8 len)
+/*
+ * The connection's parameters, and the local ACK timeout of @id's QP.
+ * A send the peer does not acknowledge is retried qp_retry_count times,
+ * qp_timeout apart, then completes with IB_WC_RETRY_EXC_ERR: that is how
+ * a dead node or a cut network is noticed, so both are tunables
+ * (kcoll_tunables.h).  The retry count travels in the request, and the
+ * CM gives the connecting side's to both ends (the accepting side's
+ * retry_count is ignored); the ACK timeout is each side's own.  The RNR
+ * retry count stays 7, unlimited: credits keep a receive posted for every
+ * message, and a receiver late in reposting must not fail the sender.
+ */
+static int kcoll_conn_param(struct kcoll_comm *comm, struct rdma_cm_id *id,
+			    struct rdma_conn_param *param, const void *priv, u8 len)
 {
 	memset(param, 0, sizeof(*param));
 	param->private_data = priv;
 	param->private_data_len = len;
 	param->flow_control = 1;
-	param->retry_count = 7;
+	param->retry_count = comm->qp_retry_count;
 	param->rnr_retry_count = 7;
+	return rdma_set_ack_timeout(id, comm->qp_timeout);
+}
+
+/*
+ * The errno a failed work completion ends the communicator with; 0 for a
+ * flush (the QP was stopped: not news).  A send the peer never
+ * acknowledged is the peer's node or the network between us gone
+ * (-EHOSTUNREACH), and is logged with the peer's rank; any other error
+ * is the local device's or the QP's (-EIO).  Process context.
+ */
+int kcoll_conn_wc_err(struct kcoll_conn *conn, const struct ib_wc *wc)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	switch (wc->status) {
+	case IB_WC_SUCCESS:
+	case IB_WC_WR_FLUSH_ERR:
+		return 0;
+	case IB_WC_RETRY_EXC_ERR:
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		kcoll_warn_rl("comm %llu: rank %u unreachable: %s (%u retries %lu ms apart)\n",
+			      comm->id, conn->peer, ib_wc_status_msg(wc->status),
+			      comm->qp_retry_count,
+			      (unsigned long)((4096ull << comm->qp_timeout) / NSEC_PER_MSEC));
+		return -EHOSTUNREACH;
+	default:
+		pr_debug("comm %llu: rank %u: %s\n", comm->id, conn->peer,
+			 ib_wc_status_msg(wc->status));
+		return -EIO;
+	}
 }
 
 static void kcoll_conn_set(struct kcoll_conn *conn, int state, int err)
@@ -337,8 +379,9 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		kcoll_hello_fill(comm, conn->peer, &req, conn->nonce_active);
-		kcoll_conn_param(&param, &req, sizeof(req));
-		ret = rdma_connect_locked(id, &param);
+		/* After the route: the packet lifetime stays rdma_cm's. */
+		ret = kcoll_conn_param(comm, id, &param, &req, sizeof(req)) ?:
+		      rdma_connect_locked(id, &param);
 		if (!ret && kcoll_fault_abandon_attempt(conn))
 			return -ECONNABORTED;	/* the core destroys the id */
 		if (ret)
@@ -460,7 +503,13 @@ int kcoll_conn_accept(struct kcoll_conn *conn, struct rdma_cm_id *id,
 		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 		return ret;
 	}
-	kcoll_conn_param(&param, &rep, sizeof(rep));
+	ret = kcoll_conn_param(comm, id, &param, &rep, sizeof(rep));
+	if (ret) {
+		kcoll_conn_destroy_qp(conn);
+		conn->cm_id = NULL;
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+		return ret;
+	}
 	id->context = conn;
 	id->event_handler = kcoll_conn_handler;
 	WRITE_ONCE(conn->superseded, false);

@@ -51,6 +51,16 @@ static int kcoll_check_port(u32 v)
 	return v >= 1 && v <= 65535 ? 0 : -EINVAL;
 }
 
+static int kcoll_check_qp_timeout(u32 v)
+{
+	return v >= KCOLL_QP_TIMEOUT_MIN && v <= KCOLL_QP_TIMEOUT_MAX ? 0 : -EINVAL;
+}
+
+static int kcoll_check_qp_retry(u32 v)
+{
+	return v <= KCOLL_QP_RETRY_MAX ? 0 : -EINVAL;
+}
+
 static int kcoll_check_alpha(u32 v)
 {
 	return v <= KCOLL_ALPHA_NS_MAX ? 0 : -EINVAL;

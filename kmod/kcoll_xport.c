@@ -430,11 +430,6 @@ void kcoll_conn_feed_early(struct kcoll_conn *conn)
 	}
 }
 
-static int kcoll_wc_error(const struct ib_wc *wc)
-{
-	return wc->status == IB_WC_WR_FLUSH_ERR ? 0 : -EIO;
-}
-
 static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kcoll_rx *rx = container_of(wc->wr_cqe, struct kcoll_rx, cqe);
@@ -442,11 +437,11 @@ static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kcoll_comm *comm = conn->comm;
 
 	if (wc->status != IB_WC_SUCCESS) {
-		if (kcoll_wc_error(wc)) {
-			pr_debug("comm %llu: receive from rank %u: %s\n", comm->id,
-				 conn->peer, ib_wc_status_msg(wc->status));
+		int err = kcoll_conn_wc_err(conn, wc);
+
+		if (err) {
 			mutex_lock(&comm->lock);
-			kcoll_comm_fail(comm, -EIO);
+			kcoll_comm_fail(comm, err);
 			mutex_unlock(&comm->lock);
 		}
 		return;
@@ -494,15 +489,13 @@ static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kcoll_tx *tx = container_of(wc->wr_cqe, struct kcoll_tx, cqe);
 	struct kcoll_conn *conn = tx->conn;
 	struct kcoll_comm *comm = conn->comm;
+	int err = kcoll_conn_wc_err(conn, wc);
 
 	mutex_lock(&comm->lock);
 	kcoll_tx_put(conn, tx);
 	if (!conn->tx_busy)
 		wake_up_all(&comm->done_wq);
-	if (wc->status != IB_WC_SUCCESS && kcoll_wc_error(wc)) {
-		pr_debug("comm %llu: send to rank %u: %s\n", comm->id, conn->peer,
-			 ib_wc_status_msg(wc->status));
-		kcoll_comm_fail(comm, -EIO);
-	}
+	if (err)
+		kcoll_comm_fail(comm, err);
 	mutex_unlock(&comm->lock);
 }

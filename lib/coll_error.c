@@ -65,8 +65,10 @@ const char *coll_strerror(int err)
 		return "timed out: a peer did not answer in time (check that every rank runs "
 		       "and the connect/operation timeouts)";
 	case EHOSTUNREACH:
-		return "a peer's address is unreachable over RDMA (check the rank table's "
-		       "device_ip and the RDMA link)";
+		return "a peer is unreachable over RDMA: while creating, its address does not "
+		       "resolve (check the rank table's device_ip and the RDMA link); during an "
+		       "operation, it stopped acknowledging (its node died or the network to "
+		       "it is cut; the kernel log names the rank)";
 	case ECONNREFUSED:
 		return "a peer refused the connection (is its rank started, with the same "
 		       "rank table?)";

@@ -440,7 +440,10 @@ struct kcoll_submit {
  * @cookie: kcoll_submit.cookie
  * @op_id: kcoll_submit.op_id
  * @status: 0, or a negative errno: ETIMEDOUT (operation timeout),
- *	ECONNRESET (a peer disconnected), EIO (a transfer failed), ENODEV
+ *	ECONNRESET (a peer disconnected), EHOSTUNREACH (a peer stopped
+ *	acknowledging: its node died or the network to it is cut; the
+ *	module's qp_timeout and qp_retry_count say how soon, the kernel log
+ *	names the rank), EIO (a transfer failed), ENODEV
  *	(the RDMA device went away), ECANCELED (KCOLL_IOC_ABORT), EPROTO
  *	(ranks disagree on the operation: its kind, element type, reduce
  *	operation, count, AlltoAllv counts or root, or the sequence of
@@ -500,7 +503,10 @@ struct kcoll_reap {
  * Every outstanding operation completes with ECANCELED (or with the
  * error that had already ended the communicator), and every later
  * submission fails with ECANCELED, whatever ended the communicator
- * first; registrations stay until close().
+ * first; registrations stay until close().  The ioctl waits for no peer:
+ * it returns within about 20 ms whether the peers run, are stopped, dead
+ * or cut off, and the operations complete as soon as the local QPs are
+ * stopped, which does not wait for peers either.
  *
  * During a KCOLL_IOC_COMM_CREATE of the file (by another thread), cancels
  * it: the creation fails with ECANCELED, and the abort returns once the
