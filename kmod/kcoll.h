@@ -330,6 +330,7 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn);
 void kcoll_conn_free_queues(struct kcoll_conn *conn);
 int kcoll_conn_post_rx_all(struct kcoll_conn *conn);
 int kcoll_conn_send_proof(struct kcoll_conn *conn);
+void kcoll_conn_probe(struct kcoll_conn *conn);
 void kcoll_conn_feed_early(struct kcoll_conn *conn);
 
 /* ----------------------------------------------------------- operations */

@@ -100,6 +100,26 @@ static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *o
 			kc_exec_peer_gone(&op->ex, i, -ECONNRESET);
 }
 
+/*
+ * A peer left while @op still runs.  If it left because it failed, what
+ * it ran into may be a node that died, and a rank that only waits to
+ * receive from that node has no send of its own whose retries would run
+ * out: ask every remaining peer for an acknowledgment, so that a dead
+ * one ends @op with -EHOSTUNREACH within the QP's retries rather than
+ * at the operation timeout.  A live peer acknowledges and nothing else
+ * happens.  comm->lock held.
+ */
+static void kcoll_op_probe(struct kcoll_comm *comm, struct kcoll_comm_op *op)
+{
+	u32 i;
+
+	if (!op->ex_ready || kc_exec_status(&op->ex) != -EINPROGRESS)
+		return;
+	for (i = 0; i < comm->nranks; i++)
+		if (i != comm->rank)
+			kcoll_conn_probe(&comm->conns[i]);
+}
+
 static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 {
 	struct kc_exec_cfg cfg = {
@@ -230,8 +250,10 @@ static void kcoll_comm_lost_work(struct work_struct *work)
 			kcoll_genl_notify_peer_lost(comm, i, comm->lost_err);
 		}
 	}
-	if (comm->active && !comm->dead)
+	if (comm->active && !comm->dead) {
 		kcoll_op_peers_gone(comm, comm->active);
+		kcoll_op_probe(comm, comm->active);
+	}
 	kcoll_comm_advance(comm);
 	mutex_unlock(&comm->lock);
 }

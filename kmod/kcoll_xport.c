@@ -16,7 +16,10 @@
  *  - proof: on a communicator with a secret, the connecting side's first
  *    message is a SEND without immediate carrying struct kcoll_auth_msg;
  *    the accepting side takes nothing else from the QP before it has
- *    checked it (uapi/linux/kcoll_wire.h).
+ *    checked it (uapi/linux/kcoll_wire.h);
+ *  - probe: a zero-length RDMA WRITE, which only the transport sees: the
+ *    peer's acknowledgment, or IB_WC_RETRY_EXC_ERR when its node is gone
+ *    (kcoll_conn_probe()).
  *
  * Every receive WR owns a slot of chunk_bytes + KC_HDR_BYTES (one
  * physically contiguous allocation of whole pages), and hands the whole
@@ -382,6 +385,31 @@ static int kcoll_xport_send(void *ctx, u32 peer, u32 tag, const void *hdr, u32 h
 	if (ret)
 		pr_debug("comm %llu: post send to rank %u failed: %d\n", comm->id, peer, ret);
 	return ret ? -EIO : 0;
+}
+
+/*
+ * Ask @conn's peer for an acknowledgment and nothing else: a zero-length
+ * RDMA WRITE touches none of its memory (IBA C9-88) and consumes no
+ * receive.  A peer whose node died or is cut off never acknowledges it:
+ * the QP's retries run out (kcoll_conn_wc_err()), as for any send.
+ * Skipped when no descriptor is free: sends in flight ask already.
+ * comm->lock held.
+ */
+void kcoll_conn_probe(struct kcoll_conn *conn)
+{
+	struct ib_rdma_wr wr = {};
+	struct kcoll_tx *tx;
+
+	if (conn->comm->dead || conn->state != KCOLL_CONN_UP || READ_ONCE(conn->lost))
+		return;
+	tx = kcoll_tx_get(conn);
+	if (!tx)
+		return;
+	wr.wr.wr_cqe = &tx->cqe;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	if (ib_post_send(conn->qp, &wr.wr, NULL))
+		kcoll_tx_put(conn, tx);
 }
 
 /* kc_xport_ops.release: the executor is done with a slot.  comm->lock held. */

@@ -12,7 +12,8 @@
 KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_account kcoll_observe kcoll_connect kcoll_auth \
 	kcoll_listen kcoll_ioctl kcoll_test kcoll_mismatch kcoll_matrix kcoll_soak kcoll_fuzz kcoll_regress \
 	kcoll_lifetime kcoll_history
-KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault
+KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault \
+	$(OBJDIR)/selftests/kcoll/kcoll_death
 
 .PHONY: kcoll-tests
 kcoll-tests: $(KCOLL_TESTS)
@@ -63,7 +64,11 @@ $(OBJDIR)/selftests/kcoll/kcoll_fuzz: $(KC_FUZZ_PARTS)
 #  - faults on 3 VMs during an AllReduce loop (kcoll_fault): a rank killed,
 #    node2's rxe device deleted, node2's VM frozen with a 3 s operation
 #    timeout.  Each checks the errno of every survivor, the time bound, and
-#    that the pinned pages come back; --rmmod then unloads the module.
+#    that the pinned pages come back; --rmmod then unloads the module;
+#  - a dead node and abort on 4 VMs (kcoll_death, ~75 s): node3's network
+#    cut mid-AllReduce is noticed by every survivor within 5 s, and
+#    KCOLL_IOC_ABORT returns within 100 ms with the peer stopped, killed
+#    or cut off.
 KVER ?= 6.1 6.12
 KC_MODULES = $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),module-6.12)
 KC_T := $(OBJDIR)/selftests/kcoll
@@ -77,7 +82,7 @@ kc_space := $(subst ,, )
 ASYM_ALGOS = $(subst $(kc_space),$(kc_comma),$(strip auto $(KC_ALGO_BUILDERS)))
 KC_FAULT_TIMEOUT = 600
 KC_FAULT_RUN = $(KCOLL_VM) run -n 3 -t $(KC_FAULT_TIMEOUT) --kernel $$v --module $$ko --rmmod \
-	$(KC_FAULT_EXTRA) -e KCOLL_FAULT_EXPECT=ECONNRESET,ETIMEDOUT
+	$(KC_FAULT_EXTRA) -e KCOLL_FAULT_EXPECT=ECONNRESET,ETIMEDOUT,EHOSTUNREACH
 KC_FAULT_MARK := from=0,marker=kcoll-fault: running
 KC_FAULTS = echo "=== check-vm $$v: a rank killed mid-AllReduce"; \
 	$(KC_FAULT_RUN) -f 'kill-rank:rank=2,$(KC_FAULT_MARK)' -- $(KC_T)/kcoll_fault; \
@@ -86,7 +91,10 @@ KC_FAULTS = echo "=== check-vm $$v: a rank killed mid-AllReduce"; \
 		-f 'rxe-del:node=2,$(KC_FAULT_MARK)' -- $(KC_T)/kcoll_fault; \
 	echo "=== check-vm $$v: node2's VM frozen mid-AllReduce, 3 s timeout"; \
 	$(KC_FAULT_RUN) -e KCOLL_FAULT_TIMEOUT_MS=3000 -e KCOLL_FAULT_MAX_MS=8000 \
-		-f 'stop-vm:node=2,$(KC_FAULT_MARK)' -- $(KC_T)/kcoll_fault;
+		-f 'stop-vm:node=2,$(KC_FAULT_MARK)' -- $(KC_T)/kcoll_fault; \
+	echo "=== check-vm $$v: node3 cut off mid-AllReduce, abort with a stopped, killed, cut-off peer"; \
+	$(KCOLL_VM) run -n 4 -t $(KC_FAULT_TIMEOUT) --kernel $$v --module $$ko --rmmod \
+		$(KC_FAULT_EXTRA) $(KC_DEATH_EXTRA) -- $(KC_T)/kcoll_death;
 .PHONY: check-vm
 check-vm: $(KC_MODULES) kcoll-tests
 	@set -e; for v in $(KVER); do \
@@ -245,6 +253,7 @@ module-debug:
 
 check-debug check-debug-faults: KC_FAULT_TIMEOUT = $(DEBUG_TIMEOUT_FAULT)
 check-debug check-debug-faults: KC_FAULT_EXTRA = $(DEBUG_VM_ARGS)
+check-debug check-debug-faults: KC_DEATH_EXTRA = -e KCOLL_DEATH_ABORT_MS=1000
 
 # Only the three faults on the debug kernel (check-debug runs them last).
 check-debug-faults: module-debug kcoll-tests
