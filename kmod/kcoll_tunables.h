@@ -34,8 +34,8 @@ KCOLL_TUNABLE(timeout_ms, u32, timeout_ms, kcoll_check_timeout, 30000,
 KCOLL_TUNABLE(connect_timeout_ms, u32, connect_timeout_ms, kcoll_check_timeout, 30000,
 	      "connection set-up timeout in ms (");
 KCOLL_TUNABLE(qp_timeout, u32, qp_timeout, kcoll_check_qp_timeout, 16,
-	      "local ACK timeout of the RC QPs, 4.096 us * 2^x, 8..24; a send unacknowledged for (qp_retry_count + 1) such timeouts (1.9 s at the defaults) fails the operation with EHOSTUNREACH: how soon a dead node or cut network is noticed (communicators created later; ");
-KCOLL_TUNABLE(qp_retry_count, u32, qp_retry_count, kcoll_check_qp_retry, 6,
+	      "local ACK timeout of the RC QPs, 4.096 us * 2^x, 8..24; a send unacknowledged for (qp_retry_count + 1) such timeouts (1.6 s at the defaults) fails the operation with EHOSTUNREACH: how soon a dead node or cut network is noticed (communicators created later; ");
+KCOLL_TUNABLE(qp_retry_count, u32, qp_retry_count, kcoll_check_qp_retry, 5,
 	      "transport retries of the RC QPs before the peer counts as unreachable, 0..7, the connecting (higher) rank's applies to both ends; 7 is unlimited on soft-RoCE (rxe), so a dead peer is never noticed (communicators created later; ");
 KCOLL_TUNABLE(listen_port, u32, listen_port, kcoll_check_port, 16667,
 	      "rdma_cm port of the node's listener for rank-table ports 0 (coll_comm_init_oob()); new listeners only, 1..65535 (");
