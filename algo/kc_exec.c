@@ -90,17 +90,20 @@ static void kc_put_le64(u8 *p, u64 v)
 }
 
 void kc_hdr_fill(u8 hdr[KC_HDR_BYTES], const struct kc_plan *plan, const struct kc_op_desc *desc,
-		 u32 peer, bool to_peer)
+		 u32 op_num, u32 peer, bool to_peer)
 {
 	u32 op = desc ? desc->op : plan->op;
 	u32 redop = desc ? desc->redop : plan->redop;
-	u32 root = 0;
+	u32 root = 0, i;
 	u64 count = 0;
 
 	memset(hdr, 0, KC_HDR_BYTES);
 	hdr[KC_HDR_OFF_VERSION] = KC_HDR_VERSION;
 	hdr[KC_HDR_OFF_SIZE] = KC_HDR_BYTES;
 	hdr[KC_HDR_OFF_OP] = (u8)op;
+	kc_put_le32(hdr + KC_HDR_OFF_OPNUM, op_num);
+	for (i = 0; i < KCOLL_LEVEL_COUNT; i++)
+		hdr[KC_HDR_OFF_ALGO + i] = (u8)plan->algo[i];
 	if (op == KCOLL_OP_BARRIER)
 		return;
 	hdr[KC_HDR_OFF_DTYPE] = (u8)(desc ? desc->dtype : plan->dtype);
@@ -114,6 +117,20 @@ void kc_hdr_fill(u8 hdr[KC_HDR_BYTES], const struct kc_plan *plan, const struct 
 		count = desc->count;
 	kc_put_le32(hdr + KC_HDR_OFF_ROOT, root);
 	kc_put_le64(hdr + KC_HDR_OFF_COUNT, count);
+}
+
+bool kc_hdr_same(const u8 want[KC_HDR_BYTES], const u8 got[KC_HDR_BYTES])
+{
+	u32 i;
+
+	for (i = 0; i < KC_HDR_BYTES; i++) {
+		bool algo = i >= KC_HDR_OFF_ALGO && i < KC_HDR_OFF_ALGO + KCOLL_LEVEL_COUNT;
+
+		if (want[i] == got[i] || (algo && (!want[i] || !got[i])))
+			continue;
+		return false;
+	}
+	return true;
 }
 
 static void kc_exec_set_error(struct kc_exec *ex, int err)
@@ -149,7 +166,8 @@ static void kc_pump_peer(struct kc_exec *ex, u32 p)
 			int err;
 
 			if (!pe->send_seq) {
-				kc_hdr_fill(hdr, ex->plan, ex->cfg.desc, rank, true);
+				kc_hdr_fill(hdr, ex->plan, ex->cfg.desc, ex->cfg.op_num, rank,
+					    true);
 				hlen = KC_HDR_BYTES;
 			}
 			err = ex->ops->send(ex->ctx, rank, tag, hlen ? hdr : NULL, hlen, s->buf,
@@ -404,6 +422,7 @@ int kc_exec_init(struct kc_exec *ex, const struct kc_plan *plan, void *const buf
 	for (i = 0; i < KC_BUF_COUNT; i++)
 		ex->bufs[i] = bufs[i];
 	ex->status = -EINPROGRESS;
+	ex->bad_peer = U32_MAX;
 
 	sz = (size_t)np * sizeof(*ex->pe) +
 	     (size_t)np * w * (sizeof(struct kc_inflight) + sizeof(struct kc_held));
@@ -464,20 +483,30 @@ int kc_exec_send_done(struct kc_exec *ex, u32 peer)
 		kc_exec_set_error(ex, -EPROTO);
 		return ex->status;
 	}
+	ex->progress++;
 	kc_credit_oldest(ex, &ex->pe[p]);
 	kc_pump_peer(ex, p);
 	return kc_advance(ex);
 }
 
-/* The first message from rank @peer starts with the header this rank expects. */
-static bool kc_hdr_ok(const struct kc_exec *ex, u32 peer, const void *data, u32 len)
+/*
+ * The first message from rank @peer starts with the header this rank
+ * expects; if not, keep what it says for the owner's report.
+ */
+static bool kc_hdr_ok(struct kc_exec *ex, u32 peer, const void *data, u32 len)
 {
 	u8 want[KC_HDR_BYTES];
 
 	if (len < KC_HDR_BYTES || !data)
 		return false;
-	kc_hdr_fill(want, ex->plan, ex->cfg.desc, peer, false);
-	return !memcmp(data, want, KC_HDR_BYTES);
+	kc_hdr_fill(want, ex->plan, ex->cfg.desc, ex->cfg.op_num, peer, false);
+	if (kc_hdr_same(want, data))
+		return true;
+	if (ex->bad_peer == U32_MAX) {
+		ex->bad_peer = peer;
+		memcpy(ex->bad_hdr, data, KC_HDR_BYTES);
+	}
+	return false;
 }
 
 int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 len, void *slot)
@@ -486,6 +515,18 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
 	struct kc_exec_peer *pe;
 	struct kc_held *h;
 
+	/*
+	 * A first message is checked before anything else, even from a peer
+	 * this rank's plan does not expect: a disagreement is then reported
+	 * as what the peer asked for, not as an unexpected message.
+	 */
+	if (ex->status == -EINPROGRESS && !kc_tag_msg_seq(tag) &&
+	    kc_tag_op_seq(tag) == ex->cfg.op_seq &&
+	    (p == KC_NONE || !ex->pe[p].recv_seq) && !kc_hdr_ok(ex, peer, data, len)) {
+		ex->ops->release(ex->ctx, peer, slot);
+		kc_exec_set_error(ex, -EPROTO);
+		return ex->status;
+	}
 	if (ex->status != -EINPROGRESS || p == KC_NONE) {
 		ex->ops->release(ex->ctx, peer, slot);
 		if (ex->status == -EINPROGRESS)
@@ -494,7 +535,7 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
 	}
 	pe = &ex->pe[p];
 	if (tag != KC_TAG(ex->cfg.op_seq, pe->recv_seq) || pe->held_n == ex->cfg.window ||
-	    !pe->recv_expect || (!pe->recv_seq && !kc_hdr_ok(ex, peer, data, len))) {
+	    !pe->recv_expect) {
 		ex->ops->release(ex->ctx, peer, slot);
 		kc_exec_set_error(ex, -EPROTO);
 		return ex->status;
@@ -505,6 +546,7 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
 	}
 	pe->recv_seq++;
 	pe->recv_expect--;
+	ex->progress++;
 	h = &pe->held[(pe->held_head + pe->held_n) % ex->cfg.window];
 	h->data = data;
 	h->len = len;
@@ -523,6 +565,7 @@ int kc_exec_peer_gone(struct kc_exec *ex, u32 peer, int err)
 	if (ex->status != -EINPROGRESS || p == KC_NONE)
 		return ex->status;
 	pe = &ex->pe[p];
+	ex->progress++;
 	if (pe->send_left || pe->recv_left > pe->held_n)
 		return kc_exec_fail(ex, err);
 	/*
@@ -535,6 +578,40 @@ int kc_exec_peer_gone(struct kc_exec *ex, u32 peer, int err)
 	while (pe->inflight)
 		kc_credit_oldest(ex, pe);
 	return kc_advance(ex);
+}
+
+u32 kc_exec_waiting(const struct kc_exec *ex, u32 *peer, u32 *msg_seq, u32 *round)
+{
+	u32 i;
+
+	*peer = U32_MAX;
+	*msg_seq = 0;
+	*round = ex->round;
+	if (ex->status != -EINPROGRESS || !ex->entered)
+		return KC_WAIT_NONE;
+	/* A receive that lacks its next message comes first ... */
+	for (i = 0; i < ex->nst; i++) {
+		const struct kc_exec_step *st = &ex->st[i];
+		const struct kc_exec_peer *pe = &ex->pe[st->s.peer];
+
+		if (!kc_is_recv(&st->s) || st->msgs_done == kc_nmsgs(ex, &st->s) || pe->held_n)
+			continue;
+		*peer = ex->plan->peers[st->s.peer];
+		*msg_seq = pe->recv_seq;
+		return KC_WAIT_RECV;
+	}
+	/* ... then a send whose oldest message the peer has not consumed. */
+	for (i = 0; i < ex->nst; i++) {
+		const struct kc_exec_step *st = &ex->st[i];
+		const struct kc_exec_peer *pe = &ex->pe[st->s.peer];
+
+		if (!kc_is_send(&st->s) || st->msgs_done == kc_nmsgs(ex, &st->s) || !pe->inflight)
+			continue;
+		*peer = ex->plan->peers[st->s.peer];
+		*msg_seq = pe->send_seq - pe->inflight;
+		return KC_WAIT_CREDIT;
+	}
+	return KC_WAIT_NONE;
 }
 
 int kc_exec_fail(struct kc_exec *ex, int err)

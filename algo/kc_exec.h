@@ -44,20 +44,26 @@
  *    4     1    redop     enum kcoll_redop (AVG is not SUM); 0 unless the op reduces
  *    5     3    reserved  0
  *    8     4    root      0 unless the op is rooted
- *   12     4    reserved  0
+ *   12     4    opnum     the operation's number in its communicator
+ *                         (struct kc_exec_cfg.op_num, low 32 bits)
  *   16     8    count     elements (struct kc_op_desc.count); 0 for Barrier;
  *                         AlltoAllv: the pair's count, scounts[receiver] as
  *                         the sender writes it, rcounts[sender] as the
  *                         receiver expects it
- *   24     8    reserved  0
+ *   24     3    algo      enum kcoll_algo of the plan per level, 0: the
+ *                         level is not used by this rank's plan
+ *   27     5    reserved  0
  *
- * The receiver compares all 32 bytes with the header it would have sent
- * (a version or size it does not know is a difference like any other).
- * The reserved bytes are for later versions (a fingerprint of what else
- * the ranks must agree on, who disagrees): a new field there changes
- * KC_HDR_VERSION unless zero keeps meaning what it meant.
+ * The receiver compares the header with the one it would have sent (a
+ * version or size it does not know is a difference like any other); an
+ * algorithm byte counts only where both ranks use the level, since a rank
+ * alone on its server plans no level-0 step while its peers do.  The
+ * reserved bytes are for later versions: a new field there changes
+ * KC_HDR_VERSION unless zero keeps meaning what it meant.  A rank that
+ * finds a difference keeps the peer's header (struct kc_exec.bad_hdr), so
+ * that its owner can say who called what.
  */
-#define KC_HDR_VERSION		1
+#define KC_HDR_VERSION		2
 #define KC_HDR_BYTES		32u
 #define KC_HDR_OFF_VERSION	0
 #define KC_HDR_OFF_SIZE		1
@@ -65,7 +71,9 @@
 #define KC_HDR_OFF_DTYPE	3
 #define KC_HDR_OFF_REDOP	4
 #define KC_HDR_OFF_ROOT		8
+#define KC_HDR_OFF_OPNUM	12
 #define KC_HDR_OFF_COUNT	16
+#define KC_HDR_OFF_ALGO		24
 
 struct kc_op_desc;
 
@@ -103,6 +111,7 @@ struct kc_exec_cfg {
 	u32 chunk_bytes;
 	u32 window;		/* at least 1 */
 	u8 op_seq;
+	u32 op_num;		/* the operation's number, for the header */
 	u32 flags;		/* KC_EXEC_F_* */
 	/*
 	 * The operation as this rank's caller described it (the plan was
@@ -159,6 +168,14 @@ struct kc_exec {
 	void *mem;
 	u64 bytes_sent;		/* data only, headers not counted */
 	u64 bytes_received;
+	/*
+	 * Events that moved the operation: messages arrived, credits
+	 * returned, peers that left.  Unchanged for a while: it is stuck.
+	 */
+	u64 progress;
+	/* the first peer whose header differed, U32_MAX while none did */
+	u32 bad_peer;
+	u8 bad_hdr[KC_HDR_BYTES];	/* ... and what it sent */
 };
 
 /*
@@ -167,7 +184,9 @@ struct kc_exec {
  * sends there (@to_peer) or the one it expects from there.
  */
 void kc_hdr_fill(u8 hdr[KC_HDR_BYTES], const struct kc_plan *plan, const struct kc_op_desc *desc,
-		 u32 peer, bool to_peer);
+		 u32 op_num, u32 peer, bool to_peer);
+/* Whether header @got is what a rank expecting @want may accept. */
+bool kc_hdr_same(const u8 want[KC_HDR_BYTES], const u8 got[KC_HDR_BYTES]);
 
 /*
  * Prepare to run @plan with buffers bufs[KC_BUF_*] (unused ones may be
@@ -183,8 +202,9 @@ int kc_exec_send_done(struct kc_exec *ex, u32 peer);
 /*
  * A message from @peer arrived in @slot: all of it, header included (@len
  * counts the header's bytes).  The first message from @peer is checked
- * at once (its header must be what this rank would have sent: else
- * -EPROTO).  The executor consumes the data now or when its round comes,
+ * at once, whether or not this rank's plan expects one from @peer (its
+ * header must be what this rank would have sent: else -EPROTO, with
+ * bad_peer and bad_hdr set).  The executor consumes the data now or when its round comes,
  * then releases the slot.  Returns the status.
  */
 int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 len, void *slot);
@@ -203,6 +223,23 @@ static inline int kc_exec_status(const struct kc_exec *ex)
 {
 	return ex->status;
 }
+
+/* What a running operation waits for: enum kc_wait_kind of kc_exec_waiting(). */
+enum kc_wait_kind {
+	KC_WAIT_NONE = 0,	/* nothing (not running, or between events) */
+	KC_WAIT_RECV = 1,	/* a message from the peer that has not arrived */
+	KC_WAIT_CREDIT = 2,	/* the peer has not consumed a message sent to it */
+};
+
+/*
+ * What the operation waits for, the first in the current round's plan
+ * order: a receive whose next message (per-peer sequence *@msg_seq) has
+ * not arrived from rank *@peer, else the oldest send to *@peer whose
+ * credit has not come back.  *@round is the current round.  Returns the
+ * kind (KC_WAIT_NONE, *@peer U32_MAX, when the status is not
+ * -EINPROGRESS or nothing is outstanding).
+ */
+u32 kc_exec_waiting(const struct kc_exec *ex, u32 *peer, u32 *msg_seq, u32 *round);
 
 /* Release held slots and memory.  Safe after any status. */
 void kc_exec_destroy(struct kc_exec *ex);
