@@ -22,6 +22,7 @@
 #include <linux/completion.h>
 #include <linux/eventfd.h>
 #include <linux/list.h>
+#include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
@@ -88,6 +89,7 @@ struct kcoll_tunables {
 	u32 history_ops;		/* flight record entries of a new communicator */
 	u32 history_keep_ms;		/* not defaults: read when records are pruned */
 	u64 history_max_bytes;
+	u32 stall_ms;			/* no progress for this long: probe (0: off) */
 };
 
 #define KCOLL_CHUNK_MIN		4096u
@@ -105,6 +107,23 @@ struct kcoll_tunables {
 static inline u32 kcoll_rx_slot_bytes(u32 chunk_bytes)
 {
 	return chunk_bytes + KC_HDR_BYTES;
+}
+
+/*
+ * Control messages (kcoll_ctl.c) a connection can send at once, and the
+ * receive slot kept for the peer's: a control message is copied out and
+ * its slot reposted at once, so one more slot than data (slots) and
+ * credits (slots) can hold keeps one free for it.
+ */
+#define KCOLL_CTL_TX		2
+#define KCOLL_CTL_RX		1
+/* How long a failing communicator lets its control messages out. */
+#define KCOLL_CTL_WAIT_MS	200
+
+/* Receive slots of one connection. */
+static inline u32 kcoll_conn_nrx(u32 slots)
+{
+	return 2 * slots + KCOLL_CTL_RX;
 }
 
 #define KCOLL_SLOTS_MIN		1u
@@ -209,6 +228,7 @@ struct kcoll_tx {
 	struct ib_cqe cqe;
 	struct kcoll_conn *conn;
 	struct list_head free;
+	s8 ctl;				/* the control buffer it sends, or -1 */
 	struct ib_sge sge[KCOLL_MAX_SGE];
 };
 
@@ -252,6 +272,27 @@ struct kcoll_conn {
 	struct kcoll_rx **early;	/* [nrx] */
 	u32 early_head;
 	u32 early_n;
+	/* control messages out (kcoll_ctl.c): KCOLL_CTL_TX buffers */
+	struct kcoll_ctl *ctl;
+	u64 ctl_dma;
+	u8 ctl_busy;			/* bit i: ctl[i] is posted */
+	/*
+	 * The peer said it leaves (KCOLL_CTL_BYE, KCOLL_CTL_PEER_FAULT): enum
+	 * kcoll_fault_kind, and the rank it is about (itself, or the rank
+	 * whose leaving failed its communicator)
+	 */
+	u32 bye_kind;
+	u32 bye_rank;
+	u32 bye_pid;
+	u32 bye_code;
+	/* the peer's answer to this rank's last probe (kcoll_stall.c) */
+	bool probed;			/* a probe went out to it */
+	bool replied;
+	u32 rep_submitted;		/* its last submitted operation */
+	u32 rep_active;			/* its active operation, 0: none */
+	u32 rep_flags;			/* KCOLL_CTL_REPLY_* */
+	u32 rep_pid;
+	u32 rep_w[KCOLL_CTL_W_WORDS];	/* what it waits for: KCOLL_CTL_W_* */
 };
 
 /* kcoll_conn.c: one connection, and the tear-down of all of a communicator's. */
@@ -332,6 +373,36 @@ int kcoll_conn_post_rx_all(struct kcoll_conn *conn);
 int kcoll_conn_send_proof(struct kcoll_conn *conn);
 void kcoll_conn_probe(struct kcoll_conn *conn);
 void kcoll_conn_feed_early(struct kcoll_conn *conn);
+int kcoll_conn_send_ctl(struct kcoll_conn *conn, const struct kcoll_ctl *m);
+
+struct kcoll_comm_op;
+
+/* kcoll_ctl.c: control messages, and why the first operation failed. comm->lock held. */
+void kcoll_ctl_recv(struct kcoll_conn *conn, const void *buf, u32 len);
+void kcoll_ctl_mismatch(struct kcoll_comm *comm, struct kcoll_comm_op *op);
+void kcoll_ctl_tell(struct kcoll_comm *comm);
+void kcoll_ctl_blame_lost(struct kcoll_comm *comm, struct kcoll_comm_op *op);
+void kcoll_ctl_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op);
+void kcoll_ctl_peer_gone(struct kcoll_comm *comm, struct kcoll_comm_op *op, u32 peer);
+void kcoll_ctl_bye(struct kcoll_comm *comm, u32 why, u32 code);
+u32 kcoll_ctl_leave_reason(u32 *code);
+void kcoll_comm_fault(struct kcoll_comm *comm, struct kcoll_fault *out);
+void kcoll_ctl_watch(struct kcoll_comm *comm, struct mm_struct *mm);
+void kcoll_ctl_unwatch(struct kcoll_comm *comm);
+
+/*
+ * kcoll_stall.c: an operation that makes no progress for stall_ms is
+ * recorded, the peers are probed and the rank to blame named.
+ * Start/stop: comm->lock held; init and sync: process context.
+ */
+#define KCOLL_STALL_MAX		3600000u
+int kcoll_check_stall(u32 v);
+void kcoll_stall_init(struct kcoll_comm *comm, u32 stall_ms);
+void kcoll_stall_op_start(struct kcoll_comm *comm);
+void kcoll_stall_sync(struct kcoll_comm *comm);
+void kcoll_stall_free(struct kcoll_comm *comm);
+void kcoll_stall_probe_recv(struct kcoll_conn *conn, const struct kcoll_ctl *m);
+void kcoll_stall_reply_recv(struct kcoll_conn *conn, const struct kcoll_ctl *m);
 
 /* ----------------------------------------------------------- operations */
 
@@ -528,7 +599,27 @@ struct kcoll_comm {
 	struct kcoll_stats stats;
 	struct kcoll_hist *hist;	/* flight record (kcoll_history.c), may be NULL */
 	bool fail_notified;		/* the op-failure event went out */
+	/* why the first operation failed (kcoll_ctl.c), KCOLL_IOC_FAULT */
+	struct kcoll_fault fault;
+	bool fault_told;		/* the peers were told (kcoll_ctl_tell()) */
+	bool bye_sent;			/* this rank said it leaves (kcoll_ctl_bye()) */
+	/* the owner's address space, watched for its process's end */
+	struct mmu_notifier mm_watch;
+	struct mm_struct *mm;
+	/* a peer's verdict on an operation not started here yet */
+	struct kcoll_ctl verdict;
+	u32 verdict_from;
+	bool verdict_pending;
 	u32 fallback_notified;		/* bit op: the algo-fallback event went out */
+	/* stall detection (kcoll_stall.c) */
+	u32 stall_ms;			/* the tunable at creation, 0: off */
+	struct delayed_work stall_work;
+	struct pid *owner;		/* the creator's thread group, held */
+	struct kcoll_stall stall;	/* the last stall, KCOLL_A_COMM_STALL */
+	u64 stall_seen_op;		/* the op and progress last looked at ... */
+	u64 stall_seen_progress;
+	u64 stall_seen_ns;		/* ... and when that progress was first seen */
+	u64 stall_probe_ns;		/* probes out since, 0: none */
 	bool closing;			/* destroyed: no more events about it */
 
 	/* membership (kmod/kcoll_auth.c) */
@@ -564,6 +655,8 @@ u64 kcoll_comm_next_id(struct kcoll_comm *comm);
 int kcoll_comm_submit(struct kcoll_comm *comm, struct kcoll_comm_op *op, u64 id);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err);
 void kcoll_comm_lost(struct kcoll_comm *comm, int err);
+void kcoll_comm_peer_left(struct kcoll_comm *comm, u32 peer);
+void kcoll_comm_destroy_why(struct kcoll_comm *comm, u32 why, u32 code);
 void kcoll_comm_advance(struct kcoll_comm *comm);
 /*
  * Reaping in three steps, so that nothing is lost to a failed copy-out:
@@ -635,6 +728,7 @@ void kcoll_genl_notify_comm(struct kcoll_comm *comm, u8 cmd);
 void kcoll_genl_notify_op_fail(struct kcoll_comm *comm, const struct kcoll_lastop *op);
 void kcoll_genl_notify_algo_fallback(struct kcoll_comm *comm, const struct kcoll_lastop *op);
 void kcoll_genl_notify_peer_lost(struct kcoll_comm *comm, u32 peer, int err);
+void kcoll_genl_notify_stall(struct kcoll_comm *comm);
 
 /* ---------------------------------------------------------------- file */
 

@@ -90,14 +90,31 @@ static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_comm_op *op,
 	wake_up_all(&comm->done_wq);
 }
 
-/* Tell the operation about every peer that has left.  comm->lock held. */
+/*
+ * Tell the operation about every peer that has left: drained after a
+ * disconnect, or said farewell (all it sent came before that).  The one
+ * whose leaving fails it is named.  comm->lock held.
+ */
 static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 {
 	u32 i;
 
-	for (i = 0; i < comm->nranks && op->ex_ready; i++)
-		if (READ_ONCE(comm->conns[i].departed))
-			kc_exec_peer_gone(&op->ex, i, -ECONNRESET);
+	for (i = 0; i < comm->nranks && op->ex_ready; i++) {
+		const struct kcoll_conn *conn = &comm->conns[i];
+
+		if (i == comm->rank || kc_exec_status(&op->ex) != -EINPROGRESS ||
+		    (!READ_ONCE(conn->departed) && !READ_ONCE(conn->bye_kind)))
+			continue;
+		if (kc_exec_peer_gone(&op->ex, i, -ECONNRESET) == -ECONNRESET)
+			kcoll_ctl_peer_gone(comm, op, i);
+	}
+}
+
+/* @peer said it leaves (kcoll_ctl.c): as a drained disconnect, at once. */
+void kcoll_comm_peer_left(struct kcoll_comm *comm, u32 peer)
+{
+	if (comm->active && !comm->dead)
+		kcoll_op_peers_gone(comm, comm->active);
 }
 
 /*
@@ -126,6 +143,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 		.chunk_bytes = comm->chunk_bytes,
 		.window = comm->slots,
 		.op_seq = op->seq,
+		.op_num = (u32)op->id,
 		.desc = &op->desc,
 	};
 	void *bufs[KC_BUF_COUNT] = {};
@@ -148,6 +166,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 		return;
 	}
 	op->ex_ready = true;
+	kcoll_ctl_op_start(comm, op);
 	kc_exec_start(&op->ex);
 	for (i = 0; i < comm->nranks; i++)
 		if (i != comm->rank)
@@ -155,6 +174,20 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 	kcoll_op_peers_gone(comm, op);
 	mod_delayed_work(kcoll_wq_get(), &comm->timeout_work,
 			 msecs_to_jiffies(comm->timeout_ms));
+	kcoll_stall_op_start(comm);
+}
+
+/* A peer disconnected whose connection lost_work has not drained yet. */
+static bool kcoll_comm_draining(const struct kcoll_comm *comm)
+{
+	u32 i;
+
+	if (comm->fault.kind != KCOLL_FAULT_NONE)
+		return false;
+	for (i = 0; i < comm->nranks; i++)
+		if (READ_ONCE(comm->conns[i].lost) && !READ_ONCE(comm->conns[i].departed))
+			return true;
+	return false;
 }
 
 /*
@@ -171,9 +204,20 @@ void kcoll_comm_advance(struct kcoll_comm *comm)
 			st = op->ex_ready ? kc_exec_status(&op->ex) : comm->err;
 			if (st == -EINPROGRESS && !comm->dead)
 				return;
+			/*
+			 * A send to a peer that disconnected: what it said
+			 * before it went (why it left) may still wait in
+			 * the CQ; lost_work drains it and comes back here.
+			 */
+			if (st == -ECONNRESET && !comm->dead && kcoll_comm_draining(comm))
+				return;
 			if (st == -EINPROGRESS || (st && !comm->dead)) {
 				/* Wait for fail_work to stop the QPs first. */
 				if (!comm->dead) {
+					if (st == -EPROTO)
+						kcoll_ctl_mismatch(comm, op);
+					else if (st == -ECONNRESET)
+						kcoll_ctl_blame_lost(comm, op);
 					kcoll_comm_fail(comm, st);
 					return;
 				}
@@ -212,6 +256,8 @@ void kcoll_comm_fail(struct kcoll_comm *comm, int err)
 	if (!comm->err) {
 		comm->err = err;
 		pr_debug("comm %llu: failed: %d\n", comm->id, err);
+		/* the peers learn why before fail_work stops the QPs */
+		kcoll_ctl_tell(comm);
 	}
 	if (comm->active && comm->active->ex_ready)
 		kc_exec_fail(&comm->active->ex, comm->err);
@@ -268,10 +314,25 @@ static void kcoll_comm_qp_err_work(struct work_struct *work)
 	mutex_unlock(&comm->lock);
 }
 
+/* No control message is posted (a wait_event() condition, lockless). */
+static bool kcoll_comm_ctl_quiet(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	/* A peer that disconnected acknowledges nothing more: not waited for. */
+	for (i = 0; i < comm->nranks; i++)
+		if (READ_ONCE(comm->conns[i].ctl_busy) && !READ_ONCE(comm->conns[i].lost))
+			return false;
+	return true;
+}
+
 static void kcoll_comm_fail_work(struct work_struct *work)
 {
 	struct kcoll_comm *comm = container_of(work, struct kcoll_comm, fail_work);
 
+	/* A verdict for the peers goes out before the QPs stop (bounded). */
+	wait_event_timeout(comm->done_wq, kcoll_comm_ctl_quiet(comm),
+			   msecs_to_jiffies(KCOLL_CTL_WAIT_MS));
 	kcoll_conns_stop(comm);
 	mutex_lock(&comm->lock);
 	comm->dead = true;
@@ -545,6 +606,7 @@ static void kcoll_comm_free(struct kcoll_comm *comm)
 {
 	kcoll_auth_free(comm);
 	kcoll_history_free(comm);
+	kcoll_stall_free(comm);
 	if (comm->net)
 		put_net(comm->net);
 	kcoll_comm_uncharge(comm);
@@ -604,6 +666,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 				   tun->connect_timeout_ms;
 	comm->qp_timeout = tun->qp_timeout;
 	comm->qp_retry_count = tun->qp_retry_count;
+	kcoll_stall_init(comm, tun->stall_ms);
 	comm->sel = tun->sel;
 	kcoll_tunables_model(tun, &comm->model);
 	comm->model.window = comm->slots;
@@ -735,7 +798,19 @@ void kcoll_comm_discard(struct kcoll_comm *comm)
 
 void kcoll_comm_destroy(struct kcoll_comm *comm)
 {
+	kcoll_comm_destroy_why(comm, KCOLL_FAULT_NONE, 0);
+}
+
+/*
+ * Destroy @comm; @why (enum kcoll_fault_kind PEER_*, with @code) is what
+ * its peers are told if this rank leaves with work outstanding.
+ */
+void kcoll_comm_destroy_why(struct kcoll_comm *comm, u32 why, u32 code)
+{
 	struct kcoll_comm_op *op, *tmp;
+
+	/* A release of the owner's mm still running finishes (its farewell) first. */
+	kcoll_ctl_unwatch(comm);
 
 	mutex_lock(&kcoll_comms_lock);
 	list_del(&comm->node);
@@ -746,6 +821,9 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_DEL);
 	kcoll_history_closing(comm);
 	comm->closing = true;
+	/* Peers waiting for this rank learn why now, not at their timeout. */
+	if (why != KCOLL_FAULT_NONE)
+		kcoll_ctl_bye(comm, why, code);
 	mutex_unlock(&comm->lock);
 
 	/*
@@ -771,6 +849,7 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	cancel_delayed_work_sync(&comm->timeout_work);
 	cancel_work_sync(&comm->fail_work);
 	cancel_work_sync(&comm->lost_work);
+	kcoll_stall_sync(comm);
 
 	kcoll_conns_destroy(comm);
 	/* No QP is left to report an error; dead: it queues nothing more. */

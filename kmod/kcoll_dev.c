@@ -88,7 +88,7 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	info.size = sizeof(info);
 	info.abi_version = KCOLL_ABI_VERSION;
 	info.features = KCOLL_FEAT_EVENTFD | KCOLL_FEAT_USERPTR | KCOLL_FEAT_IPV6 |
-			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH | KCOLL_FEAT_UID;
+			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH | KCOLL_FEAT_UID | KCOLL_FEAT_FAULT;
 	info.ops = kcoll_mask(KCOLL_OP_COUNT);
 	info.redops = kcoll_mask(KCOLL_REDOP_COUNT);
 	for (i = 0; i < KCOLL_DTYPE_COUNT; i++)
@@ -320,6 +320,8 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 	if (!ret) {
 		kf->comm = comm;
 		kf->creating = false;
+		/* the owner's death is told before its address space goes */
+		kcoll_ctl_watch(comm, kf->mm);
 	}
 	mutex_unlock(&kf->lock);
 	if (!ret) {
@@ -577,6 +579,27 @@ static long kcoll_ioctl_abort(struct kcoll_file *kf, void __user *uarg)
 	return 0;
 }
 
+static long kcoll_ioctl_fault(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_comm *comm;
+	struct kcoll_fault arg;
+	int ret;
+
+	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, sizeof(u32));
+	if (ret)
+		return ret;
+	ret = mutex_lock_interruptible(&kf->lock);
+	if (ret)
+		return ret;
+	comm = kf->comm;
+	mutex_unlock(&kf->lock);
+	if (!comm)
+		return -ENOTCONN;
+	/* The communicator lives as long as the file. */
+	kcoll_comm_fault(comm, &arg);
+	return kcoll_copy_out(uarg, &arg, sizeof(arg));
+}
+
 static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kcoll_file *kf = file->private_data;
@@ -608,6 +631,8 @@ static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcoll_ioctl_reap(kf, uarg);
 	case _IOC_NR(KCOLL_IOC_ABORT):
 		return kcoll_ioctl_abort(kf, uarg);
+	case _IOC_NR(KCOLL_IOC_FAULT):
+		return kcoll_ioctl_fault(kf, uarg);
 	}
 	return -ENOTTY;
 }
@@ -664,8 +689,11 @@ static int kcoll_release(struct inode *inode, struct file *file)
 	struct kcoll_mr *mr;
 	unsigned long id;
 
-	if (kf->comm)
-		kcoll_comm_destroy(kf->comm);
+	if (kf->comm) {
+		u32 code, why = kcoll_ctl_leave_reason(&code);
+
+		kcoll_comm_destroy_why(kf->comm, why, code);
+	}
 	xa_for_each(&kf->regs, id, mr)
 		kcoll_mr_free(mr);
 	xa_destroy(&kf->regs);

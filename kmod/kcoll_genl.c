@@ -259,6 +259,11 @@ static int kcoll_genl_fill_comm(struct kcoll_comm *comm, void *arg)
 	    nla_put_u32(skb, KCOLL_A_COMM_SLOTS, comm->slots) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_TIMEOUT_MS, comm->timeout_ms) ||
 	    nla_put(skb, KCOLL_A_COMM_UNIQUE_ID, KCOLL_UID_BYTES, comm->unique_id) ||
+	    (comm->fault.kind &&
+	     nla_put(skb, KCOLL_A_COMM_FAULT, sizeof(comm->fault), &comm->fault)) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_STALL_MS, comm->stall_ms) ||
+	    (comm->stall.size &&
+	     nla_put(skb, KCOLL_A_COMM_STALL, sizeof(comm->stall), &comm->stall)) ||
 	    (m->peers && kcoll_genl_put_peers(skb, comm)) ||
 	    kcoll_genl_put_last_ops(skb, comm) ||
 	    kcoll_genl_put_model(skb, comm) ||
@@ -689,6 +694,24 @@ void kcoll_genl_notify_peer_lost(struct kcoll_comm *comm, u32 peer, int err)
 	ok = !kcoll_genl_put_ident(skb, comm) &&
 	     !nla_put_u32(skb, KCOLL_A_EVENT_PEER, peer) &&
 	     !nla_put_u32(skb, KCOLL_A_COMM_ERR, err < 0 ? -err : 0);
+	kcoll_genl_event_send(skb, hdr, ok, GFP_ATOMIC);
+}
+
+/* An operation stalled, or its culprit was named (comm->lock held). */
+void kcoll_genl_notify_stall(struct kcoll_comm *comm)
+{
+	struct sk_buff *skb;
+	void *hdr;
+	bool ok;
+
+	if (comm->closing)
+		return;
+	skb = kcoll_genl_event_new(KCOLL_CMD_EVENT_STALL, GFP_ATOMIC, &hdr);
+	if (!skb)
+		return;
+	ok = !kcoll_genl_put_ident(skb, comm) &&
+	     !nla_put_u32(skb, KCOLL_A_EVENT_PEER, comm->stall.wait_peer) &&
+	     !nla_put(skb, KCOLL_A_COMM_STALL, sizeof(comm->stall), &comm->stall);
 	kcoll_genl_event_send(skb, hdr, ok, GFP_ATOMIC);
 }
 

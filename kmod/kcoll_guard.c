@@ -2,7 +2,7 @@
 /*
  * Sharing a node: what keeps one user of kcoll from hurting the others.
  *
- * Memory.  A communicator holds, for its whole life, 2 * slots receive
+ * Memory.  A communicator holds, for its whole life, 2 * slots + 1 receive
  * slots of chunk_bytes per peer and the descriptors that go with them:
  * tens of megabytes for a few peers at the largest settings, gigabytes
  * for thousands.  Every allocation made on its behalf is charged to the
@@ -58,12 +58,13 @@ static DEFINE_MUTEX(kcoll_users_lock);
  * classes; a receive slot is whole pages, chunk_bytes and the executor's
  * header rounded up: a 122880-byte chunk takes 124 KiB, 65536 takes 68):
  *
- *   (nranks - 1) * (2 * slots * slot + descriptors(slots))
+ *   (nranks - 1) * ((2 * slots + 1) * slot + descriptors(slots))
  *     + nranks * per-rank + the communicator itself
  *
- * Per peer: 2 * slots receive slots (kcoll_xport.c), their descriptors,
- * the early-message FIFO, 4 * slots send descriptors, the header buffer
- * of the executor's first messages and, with a secret, the proof the
+ * Per peer: 2 * slots + 1 receive slots (kcoll_xport.c), their
+ * descriptors, the early-message FIFO, 4 * slots send descriptors, the
+ * header buffer of the executor's first messages, the control messages'
+ * buffers (kcoll_ctl.c) and, with a secret, the proof the
  * connecting side sends (kcoll_auth.c).  Per rank: its
  * entry of the rank table, its address, its connection and its
  * topology labels.  Operations are not in it: their plans, executors and
@@ -74,7 +75,7 @@ static DEFINE_MUTEX(kcoll_users_lock);
  */
 u64 kcoll_comm_footprint(u32 nranks, u32 slots, u32 chunk_bytes)
 {
-	u64 nrx = 2ull * slots, ntx = 4ull * slots;
+	u64 nrx = kcoll_conn_nrx(slots), ntx = 4ull * slots;
 	u64 per_peer, per_rank;
 
 	per_peer = nrx * PAGE_ALIGN(kcoll_rx_slot_bytes(chunk_bytes)) +
@@ -82,7 +83,8 @@ u64 kcoll_comm_footprint(u32 nranks, u32 slots, u32 chunk_bytes)
 		   kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx *)) +
 		   kmalloc_size_roundup(ntx * sizeof(struct kcoll_tx)) +
 		   kmalloc_size_roundup(sizeof(struct kcoll_auth_msg)) +
-		   kmalloc_size_roundup(KC_HDR_BYTES);
+		   kmalloc_size_roundup(KC_HDR_BYTES) +
+		   kmalloc_size_roundup(KCOLL_CTL_TX * sizeof(struct kcoll_ctl));
 	per_rank = sizeof(struct kcoll_rank) + sizeof(struct sockaddr_storage) +
 		   sizeof(struct kcoll_conn) + 4 * sizeof(u32);
 	return kmalloc_size_roundup(sizeof(struct kcoll_comm)) + (u64)nranks * per_rank +

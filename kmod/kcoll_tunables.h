@@ -75,6 +75,8 @@ KCOLL_TUNABLE(algo, str, algo, NULL, "",
 	      "default HCCL_ALGO string (default: automatic on every level)");
 KCOLL_TUNABLE(history_ops, u32, history_ops, kcoll_check_history_ops, 64,
 	      "operations a communicator's flight record keeps (collctl history), 0..4096, taken at creation (");
+KCOLL_TUNABLE(stall_ms, u32, stall_ms, kcoll_check_stall, 3000,
+	      "ms without progress after which an operation counts as stalled: the peers are probed and the rank to blame named (collctl why), 0..3600000, 0: off (communicators created later; ");
 KCOLL_TUNABLE(history_keep_ms, u32, history_keep_ms, kcoll_check_history_keep, 600000,
 	      "ms a destroyed communicator's flight record is kept (");
 KCOLL_TUNABLE(history_max_bytes, u64, history_max_bytes, NULL, 4194304,

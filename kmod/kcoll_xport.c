@@ -13,6 +13,10 @@
  *    receiver has consumed a data message and reposted its slot.  The
  *    sender turns it into kc_exec_send_done(), which is what bounds the
  *    executor's window;
+ *  - control: a SEND without immediate and with a payload, struct
+ *    kcoll_ctl (kcoll_ctl.c), from one of KCOLL_CTL_TX small DMA-mapped
+ *    buffers of the connection; the receiver copies it out and reposts
+ *    the slot at once;
  *  - proof: on a communicator with a secret, the connecting side's first
  *    message is a SEND without immediate carrying struct kcoll_auth_msg;
  *    the accepting side takes nothing else from the QP before it has
@@ -25,7 +29,10 @@
  * physically contiguous allocation of whole pages), and hands the whole
  * message to the executor, which checks and strips the header.  Data from
  * one peer in flight is bounded by the window (slots) and credits in
- * flight by the slots we hold, so 2 * slots receive WRs never run out.
+ * flight by the slots we hold, so 2 * slots receive WRs never run out;
+ * one more (KCOLL_CTL_RX) is there for a control message, which holds its
+ * slot only while it is copied out.  (A second control message in flight
+ * at the same time waits for a slot in RNR retries, which never run out.)
  * Data for an operation that has not started here yet waits in the
  * connection's "early" FIFO.
  *
@@ -66,7 +73,7 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 	u32 i;
 
 	old_memcg = kcoll_memcg_enter(comm);
-	conn->nrx = 2 * comm->slots;
+	conn->nrx = kcoll_conn_nrx(comm->slots);
 	conn->ntx = 4 * comm->slots;
 	conn->rx = kcalloc(conn->nrx, sizeof(*conn->rx), GFP_KERNEL_ACCOUNT);
 	conn->tx = kcalloc(conn->ntx, sizeof(*conn->tx), GFP_KERNEL_ACCOUNT);
@@ -78,6 +85,7 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 	for (i = 0; i < conn->ntx; i++) {
 		conn->tx[i].conn = conn;
 		conn->tx[i].cqe.done = kcoll_tx_done;
+		conn->tx[i].ctl = -1;
 		list_add_tail(&conn->tx[i].free, &conn->tx_free);
 	}
 	conn->hdr = kzalloc(KC_HDR_BYTES, GFP_KERNEL_ACCOUNT);
@@ -112,6 +120,17 @@ int kcoll_conn_alloc_queues(struct kcoll_conn *conn)
 	}
 	conn->early_head = 0;
 	conn->early_n = 0;
+	conn->ctl_busy = 0;
+	conn->ctl = kcalloc(KCOLL_CTL_TX, sizeof(*conn->ctl), GFP_KERNEL_ACCOUNT);
+	if (!conn->ctl)
+		goto err;
+	conn->ctl_dma = ib_dma_map_single(ibdev, conn->ctl, KCOLL_CTL_TX * sizeof(*conn->ctl),
+					  DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ibdev, conn->ctl_dma)) {
+		kfree(conn->ctl);
+		conn->ctl = NULL;
+		goto err;
+	}
 	if (conn->active && comm->auth_tfm) {
 		conn->proof = kzalloc(sizeof(*conn->proof), GFP_KERNEL_ACCOUNT);
 		if (!conn->proof)
@@ -151,6 +170,12 @@ void kcoll_conn_free_queues(struct kcoll_conn *conn)
 				    DMA_TO_DEVICE);
 		kfree(conn->hdr);
 		conn->hdr = NULL;
+	}
+	if (conn->ctl) {
+		ib_dma_unmap_single(conn->kdev->ibdev, conn->ctl_dma,
+				    KCOLL_CTL_TX * sizeof(*conn->ctl), DMA_TO_DEVICE);
+		kfree(conn->ctl);
+		conn->ctl = NULL;
 	}
 	if (conn->proof) {
 		ib_dma_unmap_single(conn->kdev->ibdev, conn->proof_dma, sizeof(*conn->proof),
@@ -213,6 +238,9 @@ static struct kcoll_tx *kcoll_tx_get(struct kcoll_conn *conn)
 
 static void kcoll_tx_put(struct kcoll_conn *conn, struct kcoll_tx *tx)
 {
+	if (tx->ctl >= 0)
+		conn->ctl_busy &= ~BIT(tx->ctl);
+	tx->ctl = -1;
 	list_add(&tx->free, &conn->tx_free);
 	conn->tx_busy--;
 }
@@ -269,6 +297,37 @@ int kcoll_conn_send_proof(struct kcoll_conn *conn)
 	}
 	mutex_unlock(&comm->lock);
 	return ret ? -EIO : 0;
+}
+
+/*
+ * A control message to the peer, from a free control buffer.  0, or
+ * -ENOBUFS when every buffer or send descriptor is busy, or the post's
+ * error.  comm->lock held.
+ */
+int kcoll_conn_send_ctl(struct kcoll_conn *conn, const struct kcoll_ctl *m)
+{
+	struct kcoll_tx *tx;
+	u64 dma;
+	u32 i;
+
+	if (!conn->ctl)
+		return -ENOTCONN;
+	for (i = 0; i < KCOLL_CTL_TX && (conn->ctl_busy & BIT(i)); i++)
+		;
+	if (i == KCOLL_CTL_TX)
+		return -ENOBUFS;
+	tx = kcoll_tx_get(conn);
+	if (!tx)
+		return -ENOBUFS;
+	conn->ctl[i] = *m;
+	dma = conn->ctl_dma + i * sizeof(*m);
+	ib_dma_sync_single_for_device(conn->kdev->ibdev, dma, sizeof(*m), DMA_TO_DEVICE);
+	tx->sge[0].addr = dma;
+	tx->sge[0].length = sizeof(*m);
+	tx->sge[0].lkey = conn->kdev->pd->local_dma_lkey;
+	tx->ctl = i;
+	conn->ctl_busy |= BIT(i);
+	return kcoll_post(conn, tx, 1, false, 0);
 }
 
 /*
@@ -484,7 +543,19 @@ static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 			kcoll_comm_fail(comm, -EIO);
 		goto out;
 	}
-	if (!(wc->wc_flags & IB_WC_WITH_IMM)) {
+	if (!(wc->wc_flags & IB_WC_WITH_IMM) && wc->byte_len) {
+		u8 msg[sizeof(struct kcoll_ctl)];
+		u32 len = min_t(u32, wc->byte_len, sizeof(msg));
+
+		/* A control message: copied out, and the slot goes back. */
+		ib_dma_sync_single_for_cpu(conn->kdev->ibdev, rx->dma, len, DMA_FROM_DEVICE);
+		memcpy(msg, rx->buf, len);
+		if (kcoll_rx_post(rx)) {
+			kcoll_comm_fail(comm, -EIO);
+			goto out;
+		}
+		kcoll_ctl_recv(conn, msg, wc->byte_len);
+	} else if (!(wc->wc_flags & IB_WC_WITH_IMM)) {
 		struct kcoll_comm_op *op = comm->active;
 
 		/* A credit: the slot goes straight back to the RQ. */
@@ -521,7 +592,7 @@ static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	mutex_lock(&comm->lock);
 	kcoll_tx_put(conn, tx);
-	if (!conn->tx_busy)
+	if (!conn->tx_busy || !conn->ctl_busy)
 		wake_up_all(&comm->done_wq);
 	if (err)
 		kcoll_comm_fail(comm, err);

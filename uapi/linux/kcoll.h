@@ -134,6 +134,7 @@ enum kcoll_level {
 #define KCOLL_FEAT_ALLTOALLV	0x8ULL
 #define KCOLL_FEAT_AUTH		0x10ULL	/* kcoll_comm_create.secret */
 #define KCOLL_FEAT_UID		0x20ULL	/* kcoll_comm_create.uid, one listener per node */
+#define KCOLL_FEAT_FAULT	0x40ULL	/* KCOLL_IOC_FAULT, peers tell why */
 
 /* Bytes of kcoll_comm_create.uid (KCOLL_UID_BYTES of kcoll_wire.h). */
 #define KCOLL_COMM_UID_BYTES	16
@@ -446,8 +447,10 @@ struct kcoll_submit {
  *	names the rank), EIO (a transfer failed), ENODEV
  *	(the RDMA device went away), ECANCELED (KCOLL_IOC_ABORT), EPROTO
  *	(ranks disagree on the operation: its kind, element type, reduce
- *	operation, count, AlltoAllv counts or root, or the sequence of
- *	operations; no rank completes with data from another's arguments)
+ *	operation, count, AlltoAllv counts, root, number or algorithms, or
+ *	the sequence of operations; no rank completes with data from
+ *	another's arguments).  KCOLL_IOC_FAULT tells, for EPROTO and
+ *	ECONNRESET, which rank and what it did.
  * @pad: zero
  * @bytes: payload bytes this rank sent plus received
  * @submit_ns: CLOCK_MONOTONIC time of submission
@@ -518,6 +521,64 @@ struct kcoll_abort {
 	__u32 flags;
 };
 
+/**
+ * enum kcoll_fault_kind - struct kcoll_fault.kind
+ * @KCOLL_FAULT_NONE: nothing is known beyond the errno
+ * @KCOLL_FAULT_MISMATCH: @rank called the operation differently
+ *	(@fp_rank) from this rank (@fp_mine): found here or told by @reporter
+ * @KCOLL_FAULT_PEER_EXIT: @rank's process exited (status @code) with
+ *	work outstanding
+ * @KCOLL_FAULT_PEER_SIGNAL: @rank's process was killed by signal @code
+ * @KCOLL_FAULT_PEER_CLOSE: @rank's process closed its communicator with
+ *	work outstanding
+ * @KCOLL_FAULT_PEER_LOST: @rank disconnected without a word (its node,
+ *	network or module went away)
+ */
+enum kcoll_fault_kind {
+	KCOLL_FAULT_NONE,
+	KCOLL_FAULT_MISMATCH,
+	KCOLL_FAULT_PEER_EXIT,
+	KCOLL_FAULT_PEER_SIGNAL,
+	KCOLL_FAULT_PEER_CLOSE,
+	KCOLL_FAULT_PEER_LOST
+};
+
+/**
+ * struct kcoll_fault - KCOLL_IOC_FAULT: why the communicator failed
+ * @size: sizeof(struct kcoll_fault)
+ * @kind: out: enum kcoll_fault_kind; NONE while nothing failed
+ * @op_id: out: the operation that failed first (its kcoll_submit.op_id;
+ *	the operation number on the wire is its low 32 bits)
+ * @status: out: its errno, negative
+ * @rank: out: the rank at fault
+ * @reporter: out: the rank that found it (this rank, or the peer that
+ *	told this one)
+ * @pid: out: PEER_*: @rank's process (as its node's initial pid namespace
+ *	sees it)
+ * @code: out: PEER_EXIT: the exit status; PEER_SIGNAL: the signal
+ * @pad: zero
+ * @fp_rank: out: MISMATCH: the operation's header as @rank sent it (the
+ *	layout of KC_HDR_* in algo/kc_exec.h: version, size, op, dtype,
+ *	redop, root, number, count, algorithm per level)
+ * @fp_mine: out: MISMATCH: the header this rank would have sent @rank
+ *
+ * The first fault is kept: later operations fail with the communicator's
+ * error and change nothing here.  ENOTCONN without a communicator.
+ */
+struct kcoll_fault {
+	__u32 size;
+	__u32 kind;
+	__u64 op_id;
+	__s32 status;
+	__u32 rank;
+	__u32 reporter;
+	__u32 pid;
+	__u32 code;
+	__u32 pad;
+	__u8 fp_rank[32];
+	__u8 fp_mine[32];
+};
+
 #define KCOLL_IOC_INFO		_IOWR(KCOLL_IOC_MAGIC, 0x00, struct kcoll_info)
 #define KCOLL_IOC_COMM_CREATE	_IOWR(KCOLL_IOC_MAGIC, 0x01, struct kcoll_comm_create)
 #define KCOLL_IOC_MEM_REG	_IOWR(KCOLL_IOC_MAGIC, 0x02, struct kcoll_mem_reg)
@@ -525,5 +586,6 @@ struct kcoll_abort {
 #define KCOLL_IOC_SUBMIT	_IOWR(KCOLL_IOC_MAGIC, 0x04, struct kcoll_submit)
 #define KCOLL_IOC_REAP		_IOWR(KCOLL_IOC_MAGIC, 0x05, struct kcoll_reap)
 #define KCOLL_IOC_ABORT		_IOWR(KCOLL_IOC_MAGIC, 0x06, struct kcoll_abort)
+#define KCOLL_IOC_FAULT		_IOWR(KCOLL_IOC_MAGIC, 0x07, struct kcoll_fault)
 
 #endif /* _UAPI_LINUX_KCOLL_H */

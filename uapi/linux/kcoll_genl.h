@@ -81,6 +81,10 @@
  *	with the same KCOLL_A_COMM_ID where they do not fit in one.  A
  *	communicator being destroyed may be missing from a dump for the time
  *	of its tear-down, or show twice (live, then retained)
+ * @KCOLL_CMD_EVENT_STALL: notification: an operation made no progress for
+ *	the communicator's stall_ms (KCOLL_A_COMM_ID, _PID, _RANK, _NRANKS,
+ *	KCOLL_A_EVENT_PEER: the rank it waits for, KCOLL_A_COMM_STALL),
+ *	once when the stall is found and once when its cause is named
  * @__KCOLL_CMD_MAX: sentinel
  */
 enum kcoll_genl_cmd {
@@ -93,6 +97,7 @@ enum kcoll_genl_cmd {
 	KCOLL_CMD_EVENT_ALGO_FALLBACK,
 	KCOLL_CMD_NODE_GET,
 	KCOLL_CMD_HISTORY_GET,
+	KCOLL_CMD_EVENT_STALL,
 	__KCOLL_CMD_MAX
 };
 
@@ -205,6 +210,13 @@ enum kcoll_peer_state {
  *	the oldest of them dropped beyond KCOLL_A_HIST_CAPACITY
  * @KCOLL_A_HIST_OPS: nest of KCOLL_A_HIST_OP, oldest first
  * @KCOLL_A_HIST_OP: nest of enum kcoll_hist_attr
+ * @KCOLL_A_COMM_FAULT: binary, struct kcoll_fault (uapi/linux/kcoll.h):
+ *	why the communicator's first operation failed, from the rank's point
+ *	of view (who, what it called or why it left); only once it is known
+ * @KCOLL_A_COMM_STALL: binary, struct kcoll_stall: the last operation
+ *	that made no progress for stall_ms, what it waits for and who is
+ *	to blame (collctl why); only once one stalled
+ * @KCOLL_A_COMM_STALL_MS: u32, the communicator's stall_ms, 0: off
  * @__KCOLL_A_MAX: sentinel
  */
 enum kcoll_genl_attr {
@@ -254,6 +266,9 @@ enum kcoll_genl_attr {
 	KCOLL_A_HIST_RECORDED,
 	KCOLL_A_HIST_OPS,
 	KCOLL_A_HIST_OP,
+	KCOLL_A_COMM_FAULT,
+	KCOLL_A_COMM_STALL,
+	KCOLL_A_COMM_STALL_MS,
 	__KCOLL_A_MAX
 };
 
@@ -470,5 +485,88 @@ enum kcoll_hist_attr {
 };
 
 #define KCOLL_HIST_A_MAX	(__KCOLL_HIST_A_MAX - 1)
+
+/**
+ * enum kcoll_stall_wait - what a stalled operation waits for
+ * @KCOLL_STALL_WAIT_NONE: nothing known (between events)
+ * @KCOLL_STALL_WAIT_RECV: a message from the peer that has not arrived
+ * @KCOLL_STALL_WAIT_CREDIT: the peer has not consumed a message sent to it
+ */
+enum kcoll_stall_wait {
+	KCOLL_STALL_WAIT_NONE,
+	KCOLL_STALL_WAIT_RECV,
+	KCOLL_STALL_WAIT_CREDIT
+};
+
+/**
+ * enum kcoll_stall_why - why the named rank holds the operation up
+ * @KCOLL_STALL_WHY_UNKNOWN: not known yet (the probes are out)
+ * @KCOLL_STALL_WHY_NOT_SUBMITTED: it has not submitted the operation
+ *	(its last submitted one: struct kcoll_stall.culprit_submitted, last
+ *	completed: .culprit_done)
+ * @KCOLL_STALL_WHY_STOPPED: it has not submitted the operation and its
+ *	process is stopped (SIGSTOP, a debugger)
+ * @KCOLL_STALL_WHY_NO_ANSWER: its node did not answer the probe within
+ *	half a stall_ms (node down or network cut)
+ * @KCOLL_STALL_WHY_WAITING: it runs the operation and waits for
+ *	.culprit_waits (every rank answered; no rank is known to lag)
+ */
+enum kcoll_stall_why {
+	KCOLL_STALL_WHY_UNKNOWN,
+	KCOLL_STALL_WHY_NOT_SUBMITTED,
+	KCOLL_STALL_WHY_STOPPED,
+	KCOLL_STALL_WHY_NO_ANSWER,
+	KCOLL_STALL_WHY_WAITING
+};
+
+/* struct kcoll_stall.flags */
+#define KCOLL_STALL_F_OVER	0x1U	/* the operation moved again or ended */
+
+/**
+ * struct kcoll_stall - KCOLL_A_COMM_STALL, from one rank's point of view
+ * @size: sizeof(struct kcoll_stall)
+ * @flags: KCOLL_STALL_F_*
+ * @op_id: the operation that stalled (its submit id)
+ * @bytes: its size in bytes (count times the element size)
+ * @op: its enum kcoll_op
+ * @wait: enum kcoll_stall_wait: what this rank waits for
+ * @wait_peer: the rank it waits for, 0xffffffff none
+ * @wait_msg: that peer's message sequence (per operation, from 0)
+ * @round: the plan round this rank is in
+ * @why: enum kcoll_stall_why
+ * @culprit: the rank named, 0xffffffff while none is
+ * @culprit_submitted: NOT_SUBMITTED, STOPPED: the last operation it
+ *	submitted (low 32 bits)
+ * @culprit_done: NOT_SUBMITTED, STOPPED: the last it completed
+ * @culprit_waits: WAITING: the rank it waits for
+ * @culprit_pid: its process (thread group id on its node), 0 unknown
+ * @probed: peers probed
+ * @replied: of which answered
+ * @stall_ms: how long the operation had made no progress when found
+ * @named_ms: ms after the stall was found that the culprit was named
+ * @pad: zero
+ */
+struct kcoll_stall {
+	__u32 size;
+	__u32 flags;
+	__u64 op_id;
+	__u64 bytes;
+	__u32 op;
+	__u32 wait;
+	__u32 wait_peer;
+	__u32 wait_msg;
+	__u32 round;
+	__u32 why;
+	__u32 culprit;
+	__u32 culprit_submitted;
+	__u32 culprit_done;
+	__u32 culprit_waits;
+	__u32 culprit_pid;
+	__u32 probed;
+	__u32 replied;
+	__u32 stall_ms;
+	__u32 named_ms;
+	__u32 pad;
+};
 
 #endif /* _UAPI_LINUX_KCOLL_GENL_H */

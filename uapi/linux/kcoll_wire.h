@@ -31,6 +31,12 @@
  * algo/kc_exec.h, version KC_HDR_VERSION), which the receiver checks
  * before it takes anything else from that peer.
  *
+ * Control messages (struct kcoll_ctl) are SENDs without immediate data
+ * and with a payload, once the connection is up: what one module tells
+ * another about the communicator outside any operation's data (why an
+ * operation failed, that a rank is leaving).  Credits are SENDs without
+ * immediate data and without payload.
+ *
  * Both MACs are HMAC-SHA256 keyed with the secret over struct
  * kcoll_auth_input, which binds both nonces, both ranks, the parameters,
  * the communicator's id and a digest of the whole rank table; a replayed
@@ -48,8 +54,10 @@
  * 2: nonces and MACs (authentication), the data messages' operation header.
  * 3: the communicator's id and the wanted rank in the request (one
  *    listener per node), struct kcoll_cm_rej.
+ * 4: header version 2 (operation number, algorithms), control messages
+ *    (struct kcoll_ctl).
  */
-#define KCOLL_CM_VERSION	3
+#define KCOLL_CM_VERSION	4
 
 /* Bytes of a communicator's id. */
 #define KCOLL_UID_BYTES		16
@@ -162,6 +170,80 @@ struct kcoll_auth_input {
 	__u8 table[32];
 	__u8 nonce_active[KCOLL_NONCE_BYTES];
 	__u8 nonce_passive[KCOLL_NONCE_BYTES];
+};
+
+#define KCOLL_CTL_MAGIC		0x6b63746cU	/* "kctl" */
+
+/* struct kcoll_ctl.type */
+enum kcoll_ctl_type {
+	KCOLL_CTL_VERDICT = 1,	/* an operation failed: who disagreed about it */
+	KCOLL_CTL_BYE = 2,	/* the sender's rank leaves with work outstanding */
+	KCOLL_CTL_PEER_FAULT = 3,	/* the sender fails: a rank left during an op */
+	KCOLL_CTL_PROBE = 4,	/* the sender's operation stalled: what are you doing? */
+	KCOLL_CTL_REPLY = 5	/* the answer to a probe: the sender's state */
+};
+
+/* KCOLL_CTL_REPLY: struct kcoll_ctl.code */
+#define KCOLL_CTL_REPLY_RUNNING	0x1U	/* @other is running here */
+#define KCOLL_CTL_REPLY_STOPPED	0x2U	/* the owner process is stopped (SIGSTOP) */
+
+/*
+ * KCOLL_CTL_REPLY: the le32 words of struct kcoll_ctl.fp_rank: what the
+ * running operation waits for (kc_exec_waiting() of algo/kc_exec.h).
+ */
+#define KCOLL_CTL_W_KIND	0	/* enum kcoll_stall_wait (kcoll_genl.h) */
+#define KCOLL_CTL_W_PEER	1	/* the rank it waits for, 0xffffffff none */
+#define KCOLL_CTL_W_MSG		2	/* that peer's message sequence */
+#define KCOLL_CTL_W_ROUND	3	/* the plan round it is in */
+#define KCOLL_CTL_W_DONE	4	/* the last operation completed (low 32 bits) */
+#define KCOLL_CTL_W_WORDS	5
+
+/**
+ * struct kcoll_ctl - a control message (96 bytes)
+ * @magic: KCOLL_CTL_MAGIC
+ * @version: KCOLL_CM_VERSION
+ * @type: enum kcoll_ctl_type
+ * @len: sizeof(struct kcoll_ctl)
+ * @op_num: KCOLL_CTL_VERDICT: the number of the operation (low 32 bits
+ *	of its id); KCOLL_CTL_BYE, KCOLL_CTL_REPLY: the last operation the
+ *	rank submitted; KCOLL_CTL_PROBE: the prober's stalled operation
+ * @err: the errno (positive) the operation failed with; BYE, PROBE,
+ *	REPLY: zero
+ * @rank: VERDICT: a rank whose header differed from @other's (its
+ *	header in @fp_rank); BYE, PROBE, REPLY: the sender; PEER_FAULT: the
+ *	rank whose leaving failed the sender's operation @op_num
+ * @other: VERDICT: the rank that tells, with the header it expected from
+ *	@rank in @fp_other; BYE, PEER_FAULT: enum kcoll_fault_kind (exit,
+ *	signal, close; PEER_FAULT also lost); PROBE: the rank the sender
+ *	waits for (0xffffffff: none); REPLY: the sender's active operation
+ *	(low 32 bits), 0 if none
+ * @pid: BYE, PEER_FAULT: @rank's process (thread group id, in its node's
+ *	initial pid namespace), 0 if unknown; REPLY: the sender's process;
+ *	VERDICT, PROBE: zero
+ * @code: BYE, PEER_FAULT: the exit status or the signal; REPLY:
+ *	KCOLL_CTL_REPLY_*; VERDICT, PROBE: zero
+ * @fp_rank: VERDICT: the operation header @rank sent (KC_HDR_* of
+ *	algo/kc_exec.h); REPLY: KCOLL_CTL_W_WORDS le32 words (KCOLL_CTL_W_*),
+ *	then zero; PROBE: zero
+ * @fp_other: VERDICT: the one @other would have sent; others: zero
+ *
+ * A rank whose operation made no progress for stall_ms sends PROBE to
+ * its peers; the module of each answers at once with REPLY, whatever its
+ * process is doing (kmod/kcoll_stall.c).
+ */
+struct kcoll_ctl {
+	__le32 magic;
+	__u8 version;
+	__u8 type;
+	__le16 len;
+	__le32 op_num;
+	__le32 err;
+	__le32 rank;
+	__le32 other;
+	__le32 pid;
+	__le32 code;
+	__u8 fp_rank[32];
+	__u8 fp_other[32];
 };
 
 #endif /* _UAPI_LINUX_KCOLL_WIRE_H */
