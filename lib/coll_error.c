@@ -86,7 +86,7 @@ const char *coll_strerror(int err)
 		       "the same KCOLL_SECRET or KCOLL_SECRET_FILE";
 	case EPROTO:
 		return "ranks disagree on the operation (its kind, element type, reduce "
-		       "operation, count or counts, or root) or on the sequence of operations";
+		       "operation, count or counts, root, number or algorithms)";
 	case EOPNOTSUPP:
 		return "the configured algorithm cannot run this operation";
 	case ENOMEM:

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/ioctl.h>
 
+#include "coll_fault.h"
 #include "coll_internal.h"
 
 /* ------------------------------------------------------------ names */
@@ -156,6 +157,35 @@ static int coll_reap(coll_comm_t *c, bool wait)
 	return 0;
 }
 
+/* A rank's node, for the fault's words: its address in the rank table. */
+static const char *rank_node(uint32_t rank, void *arg)
+{
+	const coll_comm_t *c = arg;
+
+	return c->ranks && rank < c->nranks ? c->ranks[rank].addr : NULL;
+}
+
+/* The failure of operation @op_id, with who and why when the module knows. */
+static void req_error(coll_comm_t *c, uint64_t op_id, int err)
+{
+	struct kcoll_fault f = { .size = sizeof(f) };
+	char why[384];
+
+	if (ioctl(c->fd, KCOLL_IOC_FAULT, &f) ||
+	    !coll_fault_format(&f, c->rank, rank_node, c, NULL, why, sizeof(why))) {
+		coll_seterr(err, "operation %llu failed: %s", (unsigned long long)op_id,
+			    coll_strerror(err));
+		return;
+	}
+	if (f.op_id == op_id)
+		coll_seterr(err, "operation %llu failed: %s: %s", (unsigned long long)op_id,
+			    coll_strerror(err), why);
+	else
+		coll_seterr(err, "operation %llu failed: %s; the communicator failed at operation %llu: %s",
+			    (unsigned long long)op_id, coll_strerror(err),
+			    (unsigned long long)f.op_id, why);
+}
+
 static int req_finish(coll_request_t **req, struct coll_status *st)
 {
 	struct coll_request *r = *req;
@@ -164,8 +194,7 @@ static int req_finish(coll_request_t **req, struct coll_status *st)
 	if (st)
 		*st = r->st;
 	if (err)
-		coll_seterr(err, "operation %llu failed: %s", (unsigned long long)r->st.op_id,
-			    coll_strerror(err));
+		req_error(r->comm, r->st.op_id, err);
 	free(r);
 	*req = NULL;
 	return err;

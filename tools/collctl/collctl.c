@@ -12,6 +12,9 @@
  *   collctl [-j] history [COMM]          flight records: the last operations of
  *                                        live and recently destroyed communicators
  *                                        (collctl_history.c)
+ *   collctl [-j] why [COMM]              why an operation is stuck: what it
+ *                                        waits for, the rank to blame
+ *                                        (collctl_why.c)
  *   collctl [-j] monitor [-c N] [-t S]   the module's events as they happen
  *   collctl [-j] config                  every sysfs tunable
  *   collctl [-j] config NAME [VALUE]     one tunable; with VALUE, write it
@@ -51,6 +54,7 @@
 #include "collctl_explain.h"
 #include "collctl_fmt.h"
 #include "collctl_history.h"
+#include "collctl_why.h"
 #include "collctl_nl.h"
 #include "collctl_sysfs.h"
 #include "kc_cfg.h"
@@ -62,12 +66,12 @@ static const char *const tunables[] = {
 	"level1_alpha_ns", "level1_gbps", "level1_reduce_gbps",
 	"level2_alpha_ns", "level2_gbps", "level2_reduce_gbps",
 	"level1_auto_mesh", "level2_auto_mesh", "level2_conv_pct", "user_max_bytes",
-	"history_ops", "history_keep_ms", "history_max_bytes",
+	"history_ops", "history_keep_ms", "history_max_bytes", "stall_ms",
 };
 #define NTUN (sizeof(tunables) / sizeof(tunables[0]))
 
 static const char *const feat_names[] = {
-	"eventfd", "userptr", "ipv6", "alltoallv", "auth", "unique-id",
+	"eventfd", "userptr", "ipv6", "alltoallv", "auth", "unique-id", "fault",
 };
 static const char *const level_names[KCOLL_LEVEL_COUNT] = { "level0", "level1", "level2" };
 
@@ -116,6 +120,12 @@ static void usage(FILE *f, const char *prog)
 "                           reduction, root, count, bytes, algorithm per level,\n"
 "                           time of submission (local time), time queued and\n"
 "                           run, status\n"
+"  why [COMM]               per communicator (COMM only, else every one you may\n"
+"                           see): the last operation that made no progress for\n"
+"                           stall_ms, what this rank waits for (rank, message,\n"
+"                           round) and the rank to blame: one that has not\n"
+"                           submitted it, whose process is stopped, whose node\n"
+"                           does not answer, or that waits in turn\n"
 "  monitor [-c COUNT] [-t SECONDS]\n"
 "                           print the module's events as they happen\n"
 "                           (communicator created or destroyed, the first failed\n"
@@ -130,7 +140,8 @@ static void usage(FILE *f, const char *prog)
 "                           level2_conv_pct; and user_max_bytes, the kernel\n"
 "                           memory one user's communicators may take;\n"
 "                           history_ops, history_keep_ms, history_max_bytes,\n"
-"                           the flight records' bounds)\n"
+"                           the flight records' bounds; stall_ms, when an\n"
+"                           operation counts as stalled)\n"
 "  config NAME VALUE        set it (root); an algo string is parsed here first\n"
 "                           and a bad one is reported with its position; ''\n"
 "                           (empty) makes algo automatic again; the module\n"
@@ -478,7 +489,8 @@ static int cmd_config(const struct ctl *c, int argc, char **argv)
 		fprintf(stderr, "%s: unknown tunable '%s' (algo chunk_bytes slots timeout_ms "
 			"connect_timeout_ms level{0,1,2}_alpha_ns level{0,1,2}_gbps "
 			"level{0,1,2}_reduce_gbps level{1,2}_auto_mesh level2_conv_pct "
-			"user_max_bytes history_ops history_keep_ms history_max_bytes)\n",
+			"user_max_bytes history_ops history_keep_ms history_max_bytes "
+			"stall_ms)\n",
 			c->prog, argv[0]);
 		return 2;
 	}
@@ -1038,6 +1050,8 @@ int main(int argc, char **argv)
 		return cmd_monitor(&c, argc, argv);
 	if (!strcmp(cmd, "history"))
 		return cc_history_main(c.prog, c.json, argc, argv);
+	if (!strcmp(cmd, "why"))
+		return cc_why_main(c.prog, c.json, argc, argv);
 	if (!strcmp(cmd, "calibrate"))
 		return cmd_calibrate(&c, argc, argv);
 	if (!strcmp(cmd, "doctor")) {

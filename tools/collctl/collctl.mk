@@ -11,13 +11,16 @@
 
 COLLCTL_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(filter-out tools/collctl/collctl_doctor.c,\
 	$(wildcard tools/collctl/collctl_*.c))))
+# The words for a communicator's fault are libcoll's (lib/coll_fault.c):
+# collctl show and a job's own error message say the same.
+COLLCTL_PARTS += $(OBJDIR)/lib/coll_fault.o
 # collctl doctor calls into libcoll (the tests run it as a program): not a part.
 COLLCTL_DOCTOR := $(OBJDIR)/tools/collctl/collctl_doctor.o
 COLLCTL := $(BUILD)/bin/collctl$(if $(filter 1,$(SAN)),-san)
 
 $(OBJDIR)/tools/collctl/collctl.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
 $(OBJDIR)/tools/collctl/collctl.o $(COLLCTL_PARTS) $(COLLCTL_DOCTOR): \
-	CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+	CFLAGS_US += -I$(TOP)/tools/collctl -I$(TOP)/lib $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
 # collctl doctor asks libcoll (and its internal header: the address from a
 # given sysfs root, the secret's checks) what a job would use.
 $(COLLCTL_DOCTOR): CFLAGS_US += -I$(TOP)/lib

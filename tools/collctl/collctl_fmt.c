@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "coll_fault.h"
 #include "collctl_fmt.h"
 #include "kc_cfg.h"
 #include "kc_coll.h"
@@ -43,6 +44,7 @@ const char *cc_event_name(uint8_t cmd)
 	case KCOLL_CMD_EVENT_OP_FAIL: return "op-fail";
 	case KCOLL_CMD_EVENT_PEER_LOST: return "peer-lost";
 	case KCOLL_CMD_EVENT_ALGO_FALLBACK: return "algo-fallback";
+	case KCOLL_CMD_EVENT_STALL: return "stall";
 	}
 	return "?";
 }
@@ -143,6 +145,14 @@ void cc_print_comm(FILE *f, const struct cc_comm *c)
 		for (i = 0; i < sizeof(c->unique_id); i++)
 			fprintf(f, "%02x", c->unique_id[i]);
 		fprintf(f, "\n");
+	}
+	if (c->has_fault) {
+		char why[384];
+
+		if (coll_fault_format(&c->fault, c->rank, NULL, NULL, kc_algo_name, why,
+				      sizeof(why)))
+			fprintf(f, "  failed at operation %" PRIu64 ": %s\n",
+				(uint64_t)c->fault.op_id, why);
 	}
 	if (c->has_auth && c->auth == KCOLL_COMM_AUTH_HMAC_SHA256)
 		fprintf(f, "  authenticated: every peer proved the secret (HMAC-SHA256)");
@@ -247,6 +257,19 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 	}
 	if (!detail)
 		return o;
+	if (c->has_fault) {
+		struct json_object *fo = json_object_new_object();
+		char why[384];
+
+		coll_fault_format(&c->fault, c->rank, NULL, NULL, kc_algo_name, why, sizeof(why));
+		add(fo, "op_id", json_object_new_uint64(c->fault.op_id));
+		add(fo, "errno", json_object_new_int(-c->fault.status));
+		add(fo, "kind", json_object_new_int((int)c->fault.kind));
+		add(fo, "rank", json_object_new_int64(c->fault.rank));
+		add(fo, "reporter", json_object_new_int64(c->fault.reporter));
+		add(fo, "text", json_object_new_string(why));
+		add(o, "fault", fo);
+	}
 	if (c->has_unique_id) {
 		char hex[2 * sizeof(c->unique_id) + 1];
 
@@ -373,6 +396,12 @@ void cc_print_event(FILE *f, const struct cc_event *ev, const char *stamp)
 	case KCOLL_CMD_EVENT_PEER_LOST:
 		fprintf(f, " peer %u: %s", ev->peer, errno_name(ev->err));
 		break;
+	case KCOLL_CMD_EVENT_STALL:
+		fprintf(f, " op %" PRIu64 " %s waits for rank %u", (uint64_t)ev->stall.op_id,
+			op_name(ev->stall.op), ev->peer);
+		if (ev->stall.culprit != UINT32_MAX)
+			fprintf(f, ": rank %u to blame (%u)", ev->stall.culprit, ev->stall.why);
+		break;
 	case KCOLL_CMD_EVENT_ALGO_FALLBACK: {
 		char lv[32];
 
@@ -406,5 +435,12 @@ json_object *cc_event_json(const struct cc_event *ev, const char *stamp)
 	}
 	if (ev->has_op)
 		add(o, "op", lastop_json(&ev->op));
+	if (ev->has_stall) {
+		add(o, "op_id", j_u64(ev->stall.op_id));
+		add(o, "waits_for", j_u64(ev->peer));
+		add(o, "culprit", ev->stall.culprit == UINT32_MAX ? NULL :
+		    j_u64(ev->stall.culprit));
+		add(o, "reason", j_u64(ev->stall.why));
+	}
 	return o;
 }

@@ -201,6 +201,22 @@ int cc_parse_comm(struct nlmsghdr *nlh, struct cc_comm *c)
 	c->has_auth = tb[KCOLL_A_COMM_AUTH];
 	c->auth = a_u32(tb[KCOLL_A_COMM_AUTH]);
 	c->refused = a_u64(tb[KCOLL_A_COMM_REFUSED]);
+	/* A shorter struct (an older module) is zero-extended. */
+	if (tb[KCOLL_A_COMM_FAULT] && nla_len(tb[KCOLL_A_COMM_FAULT]) >= 16) {
+		size_t n = (size_t)nla_len(tb[KCOLL_A_COMM_FAULT]);
+
+		c->has_fault = true;
+		memcpy(&c->fault, nla_data(tb[KCOLL_A_COMM_FAULT]),
+		       n < sizeof(c->fault) ? n : sizeof(c->fault));
+	}
+	c->stall_ms = a_u32(tb[KCOLL_A_COMM_STALL_MS]);
+	if (tb[KCOLL_A_COMM_STALL] && nla_len(tb[KCOLL_A_COMM_STALL]) >= 16) {
+		size_t n = (size_t)nla_len(tb[KCOLL_A_COMM_STALL]);
+
+		c->has_stall = true;
+		memcpy(&c->stall, nla_data(tb[KCOLL_A_COMM_STALL]),
+		       n < sizeof(c->stall) ? n : sizeof(c->stall));
+	}
 	if (tb[KCOLL_A_COMM_UNIQUE_ID] &&
 	    nla_len(tb[KCOLL_A_COMM_UNIQUE_ID]) == (int)sizeof(c->unique_id)) {
 		memcpy(c->unique_id, nla_data(tb[KCOLL_A_COMM_UNIQUE_ID]), sizeof(c->unique_id));
@@ -224,8 +240,9 @@ int cc_parse_event(struct nlmsghdr *nlh, struct cc_event *ev)
 	struct nlattr *tb[KCOLL_A_MAX + 1];
 
 	memset(ev, 0, sizeof(*ev));
-	if (!genlmsg_valid_hdr(nlh, 0) || gh->cmd < KCOLL_CMD_EVENT_COMM_NEW ||
-	    gh->cmd > KCOLL_CMD_EVENT_ALGO_FALLBACK ||
+	if (!genlmsg_valid_hdr(nlh, 0) ||
+	    ((gh->cmd < KCOLL_CMD_EVENT_COMM_NEW || gh->cmd > KCOLL_CMD_EVENT_ALGO_FALLBACK) &&
+	     gh->cmd != KCOLL_CMD_EVENT_STALL) ||
 	    genlmsg_parse(nlh, 0, tb, KCOLL_A_MAX, NULL) || !tb[KCOLL_A_COMM_ID])
 		return -EINVAL;
 	ev->cmd = gh->cmd;
@@ -240,6 +257,13 @@ int cc_parse_event(struct nlmsghdr *nlh, struct cc_event *ev)
 		ev->state = a_u32(tb[KCOLL_A_COMM_STATE]);
 		ev->ops = a_u64(tb[KCOLL_A_COMM_OPS]);
 		ev->errors = a_u64(tb[KCOLL_A_COMM_ERRORS]);
+	}
+	if (tb[KCOLL_A_COMM_STALL] && nla_len(tb[KCOLL_A_COMM_STALL]) >= 16) {
+		size_t n = (size_t)nla_len(tb[KCOLL_A_COMM_STALL]);
+
+		ev->has_stall = true;
+		memcpy(&ev->stall, nla_data(tb[KCOLL_A_COMM_STALL]),
+		       n < sizeof(ev->stall) ? n : sizeof(ev->stall));
 	}
 	if (tb[KCOLL_A_EVENT_OP]) {
 		if (parse_lastop(tb[KCOLL_A_EVENT_OP], &ev->op))

@@ -61,6 +61,11 @@ struct cc_comm {
 	uint64_t refused;		/* connections refused */
 	bool has_unique_id;		/* KCOLL_A_COMM_UNIQUE_ID sent */
 	uint8_t unique_id[KCOLL_COMM_UID_BYTES];
+	bool has_fault;			/* KCOLL_A_COMM_FAULT sent */
+	struct kcoll_fault fault;
+	uint32_t stall_ms;		/* KCOLL_A_COMM_STALL_MS, 0: off or not sent */
+	bool has_stall;			/* KCOLL_A_COMM_STALL sent */
+	struct kcoll_stall stall;
 	uint32_t npeers;
 	struct cc_peer *peers;		/* [npeers], malloc'd */
 	uint32_t nlast;
@@ -82,6 +87,8 @@ struct cc_event {
 	uint32_t peer;			/* KCOLL_CMD_EVENT_PEER_LOST */
 	bool has_op;			/* KCOLL_CMD_EVENT_OP_FAIL, _ALGO_FALLBACK */
 	struct cc_lastop op;
+	bool has_stall;			/* KCOLL_CMD_EVENT_STALL */
+	struct kcoll_stall stall;
 };
 
 /* The node's listeners and the refusals no communicator is charged with. */
