@@ -11,7 +11,7 @@
 
 KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_account kcoll_observe kcoll_connect kcoll_auth \
 	kcoll_listen kcoll_ioctl kcoll_test kcoll_mismatch kcoll_matrix kcoll_soak kcoll_fuzz kcoll_regress \
-	kcoll_lifetime kcoll_history
+	kcoll_lifetime kcoll_history kcoll_leave kcoll_stall
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault \
 	$(OBJDIR)/selftests/kcoll/kcoll_death
 
@@ -40,10 +40,17 @@ $(KC_LISTEN): $(KC_LISTEN).o $(OBJDIR)/tools/collctl/collctl_nl.o
 
 # kcoll_history reads the flight records through collctl's own client.
 KC_HIST := $(OBJDIR)/selftests/kcoll/kcoll_history
-KC_HIST_PARTS := $(addprefix $(OBJDIR)/tools/collctl/,collctl_nl.o collctl_history.o collctl_fmt.o)
+KC_HIST_PARTS := $(addprefix $(OBJDIR)/tools/collctl/,collctl_nl.o collctl_history.o collctl_fmt.o) \
+	$(OBJDIR)/lib/coll_fault.o
 $(KC_HIST).o: CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
-$(KC_HIST): $(KC_HIST).o $(KC_HIST_PARTS) $(ALGO_LIB)
+$(KC_HIST): $(KC_HIST).o $(KC_HIST_PARTS) $(ALGO_LIB) $(COLL_A)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
+
+# kcoll_stall reads the stall record through collctl's netlink client.
+KC_STALL := $(OBJDIR)/selftests/kcoll/kcoll_stall
+$(KC_STALL).o: CFLAGS_US += -I$(TOP)/tools/collctl $(LIBNL_CFLAGS)
+$(KC_STALL): $(KC_STALL).o $(OBJDIR)/tools/collctl/collctl_nl.o
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(LIBNL_LIBS)
 
 # kcoll_observe asks the generic netlink family with libnl-genl-3.
 $(OBJDIR)/selftests/kcoll/kcoll_observe.o: CFLAGS_US += $(LIBNL_CFLAGS)
@@ -269,7 +276,7 @@ check-debug: kcoll-tests
 	t1=$$(date +%s); v=$$tree; ko=$(DEBUG_KMOD)/kcoll.ko; \
 	echo "=== check-debug: kselftests on 4 VMs"; \
 	$(KCOLL_VM) run -n 4 -t $(DEBUG_TIMEOUT_SUITE) --kernel $$v --module $$ko $(DEBUG_VM_ARGS) \
-		-e KCOLL_MATRIX_SIZES=small -e KCOLL_TEST_TIMEOUT_MS=900000 \
+		-e KCOLL_MATRIX_SIZES=small -e KCOLL_TEST_TIMEOUT_MS=900000 -e KCOLL_LEAVE_NOTICE_MS=5000 \
 		-e KCOLL_TEST_CONNECT_TIMEOUT_MS=240000 -- \
 		$(TOP)/selftests/kcoll/run-suite.sh $(KCOLL_SUITE:%=$(KC_T)/%); \
 	$(KC_FAULTS) \

@@ -164,7 +164,7 @@ TEST(abi_wrong_direction_or_type_is_enotty)
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(-1, ioctl(fd, _IOW(KCOLL_IOC_MAGIC, 0x04, struct kcoll_submit), &info));
 	EXPECT_EQ(ENOTTY, errno);
-	EXPECT_EQ(-1, ioctl(fd, _IOWR(KCOLL_IOC_MAGIC, 0x07, struct kcoll_abort), &info));
+	EXPECT_EQ(-1, ioctl(fd, _IOWR(KCOLL_IOC_MAGIC, 0x3f, struct kcoll_abort), &info));
 	EXPECT_EQ(ENOTTY, errno);
 	close(fd);
 }

@@ -39,6 +39,7 @@
 
 #include "kselftest_harness.h"
 #include "kcoll_util.h"
+#include "kcoll_stamp.h"
 
 #define PORT_OFF	300
 #define OP_TIMEOUT_MS	20000
@@ -62,55 +63,6 @@ static bool setup_ok(struct cluster *c, unsigned int off)
 	    env_u32("KCOLL_RANKS_PER_NODE", 1) != 1 || !getenv("KCOLL_OUTDIR"))
 		return false;
 	return true;
-}
-
-/* A file of rank @rank's directory in the run directory (shared by all VMs). */
-static void stamp_path(char *p, size_t len, unsigned int rank, const char *name)
-{
-	char dir[PATH_MAX / 2];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", getenv("KCOLL_OUTDIR"));
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = 0;
-	snprintf(p, len, "%s/rank.%u/%s", dir, rank, name);
-}
-
-/* Write our stamp @name; returns its time on the host's clock, or -1. */
-static double stamp(unsigned int rank, const char *name)
-{
-	char p[PATH_MAX];
-	struct stat st;
-	int fd;
-
-	stamp_path(p, sizeof(p), rank, name);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	if (write(fd, "x", 1) != 1 || fstat(fd, &st)) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
-}
-
-/* Wait up to @ms for rank @rank's stamp @name; its host time, or -1. */
-static double stamp_wait(unsigned int rank, const char *name, unsigned int ms)
-{
-	char p[PATH_MAX];
-	struct stat st;
-	double until = now_ms() + ms;
-
-	stamp_path(p, sizeof(p), rank, name);
-	for (;;) {
-		if (!stat(p, &st))
-			return st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
-		if (now_ms() > until)
-			return -1;
-		sleep_ms(5);
-	}
 }
 
 static int submit_allreduce(int fd, float *b);

@@ -143,6 +143,20 @@ static const struct fz_field fz_abort_fields[] = {
 	FZ_FIELD(kcoll_abort, flags, FZ_FLAGS),
 };
 
+static const struct fz_field fz_fault_fields[] = {
+	FZ_FIELD(kcoll_fault, size, FZ_SIZE),
+	FZ_FIELD(kcoll_fault, kind, FZ_OUT),
+	FZ_FIELD(kcoll_fault, op_id, FZ_OUT),
+	FZ_FIELD(kcoll_fault, status, FZ_OUT),
+	FZ_FIELD(kcoll_fault, rank, FZ_OUT),
+	FZ_FIELD(kcoll_fault, reporter, FZ_OUT),
+	FZ_FIELD(kcoll_fault, pid, FZ_OUT),
+	FZ_FIELD(kcoll_fault, code, FZ_OUT),
+	FZ_FIELD(kcoll_fault, pad, FZ_OUT),
+	FZ_FIELD(kcoll_fault, fp_rank, FZ_OUT),
+	FZ_FIELD(kcoll_fault, fp_mine, FZ_OUT),
+};
+
 /* Flag bits a command accepts; a bit defined by a newer header joins here. */
 #ifdef KCOLL_MEM_REG_RDONLY
 #define FZ_REG_FLAGS	KCOLL_MEM_REG_RDONLY
@@ -152,7 +166,7 @@ static const struct fz_field fz_abort_fields[] = {
 
 /* The commands, indexed by enum fz_cmd_id (the _IOC_NR of each). */
 enum fz_cmd_id {
-	FZ_INFO, FZ_CREATE, FZ_REG, FZ_DEREG, FZ_SUBMIT, FZ_REAP, FZ_ABORT,
+	FZ_INFO, FZ_CREATE, FZ_REG, FZ_DEREG, FZ_SUBMIT, FZ_REAP, FZ_ABORT, FZ_FAULT,
 	FZ_NCMDS,
 	FZ_BADCMD = FZ_NCMDS	/* statistics bucket of every other number */
 };
@@ -182,6 +196,7 @@ static const struct fz_cmd fz_cmds[FZ_NCMDS] = {
 	[FZ_REAP] = FZ_CMD("reap", KCOLL_IOC_REAP, kcoll_reap, fz_reap_fields,
 			   KCOLL_REAP_WAIT, sizeof(struct kcoll_completion)),
 	[FZ_ABORT] = FZ_CMD("abort", KCOLL_IOC_ABORT, kcoll_abort, fz_abort_fields, 0, 0),
+	[FZ_FAULT] = FZ_CMD("fault", KCOLL_IOC_FAULT, kcoll_fault, fz_fault_fields, 0, 0),
 };
 
 #endif /* KCOLL_FUZZ_ABI_H */

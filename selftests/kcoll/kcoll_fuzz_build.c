@@ -26,7 +26,8 @@ unsigned int fz_pick_bucket(struct fz_rng *r)
 	/* Weights per command, then the bad numbers, out of 100. */
 	static const unsigned int w[FZ_NBUCKETS] = {
 		[FZ_INFO] = 5, [FZ_CREATE] = 7, [FZ_REG] = 12, [FZ_DEREG] = 8,
-		[FZ_SUBMIT] = 34, [FZ_REAP] = 22, [FZ_ABORT] = 2, [FZ_BADCMD] = 10,
+		[FZ_SUBMIT] = 33, [FZ_REAP] = 22, [FZ_ABORT] = 2, [FZ_FAULT] = 1,
+		[FZ_BADCMD] = 10,
 	};
 	unsigned int x = (unsigned int)fz_below(r, 100), i;
 
@@ -221,6 +222,13 @@ static void fz_build_abort(struct fz_thread *t, struct fz_call *c)
 	struct kcoll_abort v = { .size = sizeof(v) };
 
 	fz_emit(t, c, &fz_cmds[FZ_ABORT], &v, FZ_MUTATE_PM);
+}
+
+static void fz_build_fault(struct fz_thread *t, struct fz_call *c)
+{
+	struct kcoll_fault v = { .size = sizeof(v) };
+
+	fz_emit(t, c, &fz_cmds[FZ_FAULT], &v, FZ_MUTATE_PM);
 }
 
 /* Bytes this rank sends and receives: kc_op_buf_bytes() of algo/kc_coll.c. */
@@ -476,6 +484,9 @@ void fz_build(struct fz_thread *t, struct fz_call *c, unsigned int bucket)
 		break;
 	case FZ_ABORT:
 		fz_build_abort(t, c);
+		break;
+	case FZ_FAULT:
+		fz_build_fault(t, c);
 		break;
 	default:
 		fz_build_bad(t, c);

@@ -20,8 +20,11 @@
  * (every rank's input is a function of its rank); then the ranks trade
  * their verdicts over a second, healthy communicator, and every rank
  * asserts about all of them: no rank succeeded with wrong data, every
- * failure is EPROTO (the rank saw the disagreement) or ECONNRESET (a peer
- * it needed failed first), at least one rank saw EPROTO, and for the
+ * failure is EPROTO, seen by the rank itself or told by the rank that saw
+ * it (KCOLL_CTL_VERDICT), never a bare disconnect (only a rank still
+ * connecting when the others are gone may see ECONNRESET, at creation),
+ * KCOLL_IOC_FAULT names a rank that called the operation differently from
+ * this one, at least one rank found the difference itself, and for the
  * reductions to all (whose result needs every rank) no rank succeeded.  A failed
  * operation ends its communicator, so each case has its own, on ports of
  * its own (cluster_get_port()).
@@ -44,6 +47,10 @@
 struct verdict {
 	__s32 status;	/* completion status, or -errno of a refused submit */
 	__u32 wrong;	/* wrong elements, when it succeeded */
+	__u32 created;	/* the case's communicator was created */
+	__u32 kind;	/* KCOLL_IOC_FAULT: enum kcoll_fault_kind */
+	__u32 named;	/* ... the rank at fault */
+	__u32 reporter;	/* ... the rank that found it */
 };
 
 FIXTURE(mm) {
@@ -84,11 +91,12 @@ static void trade_verdicts(struct __test_metadata *_metadata, FIXTURE_DATA(mm) *
 
 /*
  * Create the case's communicator (algo: NULL for the default), submit
- * @s, wait.  Returns the status, or -errno when the submit was refused.
+ * @s, wait, ask why it failed.  Fills @v but for wrong.
  */
-static int run_case(struct __test_metadata *_metadata, unsigned int k, const char *algo,
-		    struct kcoll_submit *s)
+static void run_case(struct __test_metadata *_metadata, unsigned int k, const char *algo,
+		     struct kcoll_submit *s, struct verdict *v)
 {
+	struct kcoll_fault f = { .size = sizeof(f) };
 	struct kcoll_comm_create cc = { .size = sizeof(cc) };
 	struct kcoll_completion cpl;
 	struct cluster c;
@@ -121,33 +129,52 @@ static int run_case(struct __test_metadata *_metadata, unsigned int k, const cha
 		TH_LOG("rank %u: %s after %.1f ms", c.rank, st ? strerror(-st) : "success",
 		       (cpl.complete_ns - cpl.submit_ns) / 1e6);
 	}
+	v->created = st != -ECONNRESET || !ioctl(fd, KCOLL_IOC_FAULT, &f);
+	if (v->created && st) {
+		ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_FAULT, &f)) TH_LOG("fault: %s", strerror(errno));
+		EXPECT_EQ(st, f.status);
+		v->kind = f.kind;
+		v->named = f.rank;
+		v->reporter = f.reporter;
+		TH_LOG("rank %u: fault kind %u: rank %u, found by rank %u", c.rank, f.kind, f.rank,
+		       f.reporter);
+	}
+	v->status = st;
 	close(fd);
-	return st;
 }
 
 /*
- * The verdicts of all ranks: nobody succeeded with wrong data, failures
- * are EPROTO or ECONNRESET, someone saw EPROTO; with @all_fail (the
- * result needs every rank) nobody succeeded.
+ * The verdicts of all ranks: nobody succeeded with wrong data, every
+ * failure of a created communicator is EPROTO naming a rank of the other
+ * group (@grp[r]: the ranks of one group called alike), someone found it
+ * itself; with @all_fail (the result needs every rank) nobody succeeded.
  */
 static void judge(struct __test_metadata *_metadata, const struct verdict *v, unsigned int p,
-		  bool all_fail)
+		  const unsigned int *grp, bool all_fail)
 {
-	unsigned int r, eproto = 0, ok = 0;
+	unsigned int r, found = 0, ok = 0;
 
 	for (r = 0; r < p; r++) {
-		TH_LOG("rank %u: %s, %u wrong", r,
-		       v[r].status ? strerror(-v[r].status) : "success", v[r].wrong);
+		TH_LOG("rank %u: %s, %u wrong, fault %u naming rank %u (found by %u)", r,
+		       v[r].status ? strerror(-v[r].status) : "success", v[r].wrong, v[r].kind,
+		       v[r].named, v[r].reporter);
 		if (!v[r].status) {
 			ok++;
 			EXPECT_EQ(0, v[r].wrong) TH_LOG("rank %u succeeded with wrong data", r);
 			continue;
 		}
-		eproto += v[r].status == -EPROTO;
-		EXPECT_TRUE(v[r].status == -EPROTO || v[r].status == -ECONNRESET)
-			TH_LOG("rank %u: status %d", r, v[r].status);
+		if (!v[r].created) {
+			EXPECT_EQ(-ECONNRESET, v[r].status);
+			continue;
+		}
+		EXPECT_EQ(-EPROTO, v[r].status) TH_LOG("rank %u: status %d", r, v[r].status);
+		EXPECT_EQ(KCOLL_FAULT_MISMATCH, v[r].kind) TH_LOG("rank %u", r);
+		ASSERT_GT(p, v[r].named) TH_LOG("rank %u", r);
+		EXPECT_NE(grp[r], grp[v[r].named])
+			TH_LOG("rank %u names rank %u, which called as it did", r, v[r].named);
+		found += v[r].reporter == r;
 	}
-	EXPECT_LT(0, eproto) TH_LOG("no rank saw the disagreement");
+	EXPECT_LT(0, found) TH_LOG("no rank found the disagreement itself");
 	if (all_fail)
 		EXPECT_EQ(0, ok) TH_LOG("%u ranks completed an AllReduce that needs every rank", ok);
 }
@@ -173,6 +200,7 @@ static void reduce_case(struct __test_metadata *_metadata, FIXTURE_DATA(mm) *sel
 	size_t ns = op == KCOLL_OP_REDUCESCATTER ? n * p : n;
 	size_t base = op == KCOLL_OP_REDUCESCATTER ? n * me : 0;
 	struct verdict mine = { 0 }, all[64];
+	unsigned int grp[64];
 	struct kcoll_submit s = { 0 };
 	void *sb = map_buf(ns * 4), *rb = map_buf(n * 4);
 
@@ -191,7 +219,9 @@ static void reduce_case(struct __test_metadata *_metadata, FIXTURE_DATA(mm) *sel
 	s.count = n;
 	s.send.addr = (uintptr_t)sb;
 	s.recv.addr = (uintptr_t)rb;
-	mine.status = run_case(_metadata, k, algo, &s);
+	run_case(_metadata, k, algo, &s, &mine);
+	for (r = 0; r < p; r++)
+		grp[r] = last_count != count ? r == p - 1 : r % 2;
 	/* What this rank's own arguments ask for, every rank's input being a function of it. */
 	for (i = 0; !mine.status && i < n; i++) {
 		long want = input(0, base + i), got;
@@ -206,7 +236,7 @@ static void reduce_case(struct __test_metadata *_metadata, FIXTURE_DATA(mm) *sel
 			mine.wrong++;
 	}
 	trade_verdicts(_metadata, self, &mine, all);
-	judge(_metadata, all, p, true);
+	judge(_metadata, all, p, grp, true);
 	munmap(sb, ns * 4);
 	munmap(rb, n * 4);
 }
@@ -248,6 +278,7 @@ static void broadcast_case(struct __test_metadata *_metadata, FIXTURE_DATA(mm) *
 	__u32 root = me < first ? 0 : 1;
 	size_t n = 20011, i;
 	struct verdict mine = { 0 }, all[64];
+	unsigned int grp[64];
 	struct kcoll_submit s = { 0 };
 	int32_t *b = map_buf(n * 4);
 
@@ -261,11 +292,13 @@ static void broadcast_case(struct __test_metadata *_metadata, FIXTURE_DATA(mm) *
 	s.count = n;
 	s.send.addr = (uintptr_t)b;
 	s.recv.addr = (uintptr_t)b;
-	mine.status = run_case(_metadata, k, algo, &s);
+	run_case(_metadata, k, algo, &s, &mine);
+	for (i = 0; i < p; i++)
+		grp[i] = i >= first;
 	for (i = 0; !mine.status && i < n; i++)
 		mine.wrong += b[i] != (int32_t)(root * 1000003u + i);
 	trade_verdicts(_metadata, self, &mine, all);
-	judge(_metadata, all, p, false);
+	judge(_metadata, all, p, grp, false);
 	munmap(b, n * 4);
 }
 

@@ -20,7 +20,8 @@ $(LIB_TESTS:%=%.o): | $(KSFT_DIR)/kselftest_harness.h
 
 # collctl's parsers and formatters under test; it also runs collctl itself.
 $(OBJDIR)/selftests/lib/test_collctl: $(COLLCTL_PARTS) $(ALGO_LIB)
-$(OBJDIR)/selftests/lib/test_collctl: LDFLAGS_US += $(LIBNL_LIBS)
+# collctl_fmt.o names faults with libcoll (lib/coll_fault.c): the archive again, after it.
+$(OBJDIR)/selftests/lib/test_collctl: LDFLAGS_US += $(COLL_A) $(LIBNL_LIBS)
 # collctl calibrate's fit against the module's model, no cluster needed.
 $(OBJDIR)/selftests/lib/test_collctl_fit: $(OBJDIR)/tools/collctl/collctl_fit.o $(ALGO_LIB)
 $(OBJDIR)/selftests/lib/test_collctl_fit.o: CFLAGS_US += -I$(TOP)/tools/collctl
