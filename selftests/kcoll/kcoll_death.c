@@ -67,33 +67,6 @@ static bool setup_ok(struct cluster *c, unsigned int off)
 
 static int submit_allreduce(int fd, float *b);
 
-/*
- * Cut this node off the network, or join it again: the runner sets the
- * node's tap on the bridge down or up (kcoll-vm's link-down, link-up),
- * so the VM itself, its eth0 and rxe0 stay as they are and its packets
- * are lost, as when a cable or a switch goes.  The runner carries a
- * request out on its next poll (0.2 s); a cut is stamped before it is
- * asked for, so times measured from the stamp are upper bounds.
- */
-static int link_request(bool up)
-{
-	const char *req = getenv("KCOLL_FAULT_REQ");
-	char line[64];
-	int fd, n, ret = -1;
-
-	if (!req)
-		return -1;
-	n = snprintf(line, sizeof(line), "link-%s:node=%d\n", up ? "up" : "down",
-		     env_u32("KCOLL_NODE", 0));
-	fd = open(req, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, line, n) == n)
-		ret = 0;
-	close(fd);
-	return ret;
-}
-
 /* Wait (up to @ms) for every survivor's stamp @name, then join the network again. */
 static void rejoin_after(const struct cluster *c, const char *name, unsigned int ms)
 {

@@ -98,29 +98,6 @@ static int stall_wait(__u64 id, struct kcoll_stall *out, unsigned int ms)
 
 enum hold { HOLD_SKIP, HOLD_STOP, HOLD_CUT };
 
-/*
- * Cut this node off the network or join it again (kcoll-vm's link-down,
- * link-up: the node's tap on the bridge), as kcoll_death.c does.
- */
-static int link_request(bool up)
-{
-	const char *req = getenv("KCOLL_FAULT_REQ");
-	char line[64];
-	int fd, n, ret = -1;
-
-	if (!req)
-		return -1;
-	n = snprintf(line, sizeof(line), "link-%s:node=%d\n", up ? "up" : "down",
-		     env_u32("KCOLL_NODE", 0));
-	fd = open(req, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (write(fd, line, n) == n)
-		ret = 0;
-	close(fd);
-	return ret;
-}
-
 /* The stopped rank's process: operation 1, operation 2 and SIGSTOP, then 3. */
 static void stopper(const struct cluster *c, float *b)
 {

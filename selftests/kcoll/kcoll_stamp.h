@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Times across VMs on the host's clock: a rank stamps a file in its
- * directory of the runner's shared run directory (9p: the attributes are
- * the host's), and any rank reads another's stamp.  Needs KCOLL_OUTDIR
- * (kcoll-vm sets it).  For kcoll_death and kcoll_leave.
+ * What ranks share through the runner's run directory.  Times across VMs
+ * on the host's clock: a rank stamps a file in its directory of the
+ * shared run directory (9p: the attributes are the host's), and any rank
+ * reads another's stamp (needs KCOLL_OUTDIR, which kcoll-vm sets).  And
+ * requests to the runner to cut a node off (KCOLL_FAULT_REQ).  For
+ * kcoll_death, kcoll_leave and kcoll_stall.
  */
 #ifndef KCOLL_STAMP_H
 #define KCOLL_STAMP_H
 
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 
 #include "kcoll_util.h"
@@ -60,6 +64,33 @@ static inline double stamp_wait(unsigned int rank, const char *name, unsigned in
 			return -1;
 		sleep_ms(5);
 	}
+}
+
+/*
+ * Cut this node off the network, or join it again: the runner sets the
+ * node's tap on the bridge down or up (kcoll-vm's link-down, link-up),
+ * so the VM itself, its eth0 and rxe0 stay as they are and its packets
+ * are lost, as when a cable or a switch goes.  The runner carries a
+ * request out on its next poll (0.2 s); a cut is stamped before it is
+ * asked for, so times measured from the stamp are upper bounds.
+ */
+static inline int link_request(bool up)
+{
+	const char *req = getenv("KCOLL_FAULT_REQ");
+	char line[64];
+	int fd, n, ret = -1;
+
+	if (!req)
+		return -1;
+	n = snprintf(line, sizeof(line), "link-%s:node=%d\n", up ? "up" : "down",
+		     env_u32("KCOLL_NODE", 0));
+	fd = open(req, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, line, n) == n)
+		ret = 0;
+	close(fd);
+	return ret;
 }
 
 #endif /* KCOLL_STAMP_H */

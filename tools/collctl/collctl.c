@@ -298,16 +298,7 @@ static int get_node(const struct ctl *c, struct cc_node *nd)
 
 static int parse_comm_id(const struct ctl *c, const char *s, uint64_t *id)
 {
-	char *end;
-
-	errno = 0;
-	*id = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-') {
-		fprintf(stderr, "%s: '%s' is not a communicator id (a number from "
-			"'collctl show')\n", c->prog, s);
-		return -EINVAL;
-	}
-	return 0;
+	return cc_parse_comm_id(c->prog, s, id);
 }
 
 static int get_comm(const struct ctl *c, const char *arg, struct cc_comm *comm)

@@ -336,6 +336,20 @@ static void set_err(char *err, size_t errlen, const char *fmt, const char *what,
 		snprintf(err, errlen, fmt, what, strerror(e < 0 ? -e : e));
 }
 
+int cc_parse_comm_id(const char *prog, const char *s, uint64_t *id)
+{
+	char *end;
+
+	errno = 0;
+	*id = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || !*id) {
+		fprintf(stderr, "%s: '%s' is not a communicator id (a number from "
+			"'collctl show')\n", prog, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cc_nl_open(struct cc_nl **out, char *err, size_t errlen)
 {
 	struct cc_nl *nl = calloc(1, sizeof(*nl));

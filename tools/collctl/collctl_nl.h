@@ -109,6 +109,12 @@ struct cc_node {
 struct cc_nl;
 
 /*
+ * A communicator id as the user typed it (a number 'collctl show' lists,
+ * not 0): 0, or -EINVAL after saying why on stderr, as @prog.
+ */
+int cc_parse_comm_id(const char *prog, const char *s, uint64_t *id);
+
+/*
  * Connect and resolve the family.  0, or a negative errno with a message
  * for a human in err: -ENOENT when the family is not registered (module
  * not loaded).

@@ -155,17 +155,8 @@ int cc_why_main(const char *prog, bool json, int argc, char **argv)
 		fprintf(stderr, "%s: why takes at most one COMM\n", prog);
 		return 2;
 	}
-	if (argc == 1) {
-		char *end;
-
-		errno = 0;
-		id = strtoull(argv[0], &end, 10);
-		if (errno || end == argv[0] || *end || *argv[0] == '-' || !id) {
-			fprintf(stderr, "%s: '%s' is not a communicator id (a number from "
-				"'collctl show')\n", prog, argv[0]);
-			return 2;
-		}
-	}
+	if (argc == 1 && cc_parse_comm_id(prog, argv[0], &id))
+		return 2;
 	ret = cc_nl_open(&nl, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "%s: %s\n", prog, err);
