@@ -378,6 +378,8 @@ int kcoll_conn_send_ctl(struct kcoll_conn *conn, const struct kcoll_ctl *m);
 struct kcoll_comm_op;
 
 /* kcoll_ctl.c: control messages, and why the first operation failed. comm->lock held. */
+void kcoll_ctl_init(struct kcoll_ctl *m, u8 type, u32 op_num);
+bool kcoll_ctl_conn_usable(const struct kcoll_conn *conn);
 void kcoll_ctl_recv(struct kcoll_conn *conn, const void *buf, u32 len);
 void kcoll_ctl_mismatch(struct kcoll_comm *comm, struct kcoll_comm_op *op);
 void kcoll_ctl_tell(struct kcoll_comm *comm);

@@ -44,7 +44,8 @@
 
 #include "kcoll.h"
 
-static void kcoll_ctl_init(struct kcoll_ctl *m, u8 type, u32 op_num)
+/* A control message of @type about operation @op_num, the rest zero. */
+void kcoll_ctl_init(struct kcoll_ctl *m, u8 type, u32 op_num)
 {
 	memset(m, 0, sizeof(*m));
 	m->magic = cpu_to_le32(KCOLL_CTL_MAGIC);
@@ -52,6 +53,13 @@ static void kcoll_ctl_init(struct kcoll_ctl *m, u8 type, u32 op_num)
 	m->type = type;
 	m->len = cpu_to_le16(sizeof(*m));
 	m->op_num = cpu_to_le32(op_num);
+}
+
+/* The peer of @conn is up and has not left: a control message may go to it. */
+bool kcoll_ctl_conn_usable(const struct kcoll_conn *conn)
+{
+	return !READ_ONCE(conn->lost) && !conn->bye_kind &&
+	       READ_ONCE(conn->state) == KCOLL_CONN_UP;
 }
 
 /* Send @m to every peer that is up and has not left. */
@@ -64,8 +72,7 @@ static void kcoll_ctl_broadcast(struct kcoll_comm *comm, const struct kcoll_ctl 
 	for (i = 0; i < comm->nranks; i++) {
 		struct kcoll_conn *conn = &comm->conns[i];
 
-		if (i == comm->rank || READ_ONCE(conn->lost) || conn->bye_kind ||
-		    READ_ONCE(conn->state) != KCOLL_CONN_UP)
+		if (i == comm->rank || !kcoll_ctl_conn_usable(conn))
 			continue;
 		if (kcoll_conn_send_ctl(conn, m))
 			pr_debug("comm %llu: cannot tell rank %u (type %u)\n", comm->id, i,

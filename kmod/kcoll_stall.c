@@ -60,23 +60,6 @@ static unsigned long kcoll_stall_period(const struct kcoll_comm *comm)
 				      KCOLL_STALL_POLL_MIN_MS));
 }
 
-static void kcoll_stall_ctl_init(struct kcoll_ctl *m, u8 type, u32 op_num, u32 rank)
-{
-	memset(m, 0, sizeof(*m));
-	m->magic = cpu_to_le32(KCOLL_CTL_MAGIC);
-	m->version = KCOLL_CM_VERSION;
-	m->type = type;
-	m->len = cpu_to_le16(sizeof(*m));
-	m->op_num = cpu_to_le32(op_num);
-	m->rank = cpu_to_le32(rank);
-}
-
-static bool kcoll_stall_conn_usable(const struct kcoll_conn *conn)
-{
-	return !READ_ONCE(conn->lost) && !conn->bye_kind &&
-	       READ_ONCE(conn->state) == KCOLL_CONN_UP;
-}
-
 /* The running operation, or NULL. */
 static struct kcoll_comm_op *kcoll_stall_running(struct kcoll_comm *comm)
 {
@@ -251,7 +234,8 @@ static void kcoll_stall_begin(struct kcoll_comm *comm, struct kcoll_comm_op *op,
 	s->stall_ms = (u32)div_u64(now - comm->stall_seen_ns, NSEC_PER_MSEC);
 	comm->stall_probe_ns = now;
 
-	kcoll_stall_ctl_init(&m, KCOLL_CTL_PROBE, (u32)op->id, comm->rank);
+	kcoll_ctl_init(&m, KCOLL_CTL_PROBE, (u32)op->id);
+	m.rank = cpu_to_le32(comm->rank);
 	/* kcoll_stall_running(): not dead, so the QPs take sends. */
 	m.other = cpu_to_le32(peer);
 	for (i = 0; i < comm->nranks; i++) {
@@ -259,7 +243,7 @@ static void kcoll_stall_begin(struct kcoll_comm *comm, struct kcoll_comm_op *op,
 
 		conn->probed = false;
 		conn->replied = false;
-		if (i == comm->rank || !kcoll_stall_conn_usable(conn))
+		if (i == comm->rank || !kcoll_ctl_conn_usable(conn))
 			continue;
 		/* One that cannot be posted counts as not answering. */
 		conn->probed = true;
@@ -331,7 +315,8 @@ void kcoll_stall_probe_recv(struct kcoll_conn *conn, const struct kcoll_ctl *m)
 	__le32 lw[KCOLL_CTL_W_WORDS];
 	struct kcoll_ctl r;
 
-	kcoll_stall_ctl_init(&r, KCOLL_CTL_REPLY, (u32)comm->next_id, comm->rank);
+	kcoll_ctl_init(&r, KCOLL_CTL_REPLY, (u32)comm->next_id);
+	r.rank = cpu_to_le32(comm->rank);
 	w[KCOLL_CTL_W_PEER] = U32_MAX;
 	if (op) {
 		r.other = cpu_to_le32((u32)op->id);
@@ -352,7 +337,7 @@ void kcoll_stall_probe_recv(struct kcoll_conn *conn, const struct kcoll_ctl *m)
 	memcpy(r.fp_rank, lw, sizeof(lw));
 	pr_debug("comm %llu: rank %u probes (op %u): submitted %llu, flags %#x\n", comm->id,
 		 conn->peer, le32_to_cpu(m->op_num), comm->next_id, flags);
-	if (!comm->dead && kcoll_stall_conn_usable(conn) && kcoll_conn_send_ctl(conn, &r))
+	if (!comm->dead && kcoll_ctl_conn_usable(conn) && kcoll_conn_send_ctl(conn, &r))
 		pr_debug("comm %llu: cannot answer rank %u\n", comm->id, conn->peer);
 }
 
