@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "coll.h"
 #include "coll_fault.h"
+#include "coll_internal.h"
 
 /* The operation header's layout: KC_HDR_* of algo/kc_exec.h. */
 enum { HDR_OP = 2, HDR_DTYPE = 3, HDR_REDOP = 4, HDR_ROOT = 8, HDR_OPNUM = 12,
@@ -44,18 +44,7 @@ static void put(struct out *o, const char *fmt, ...)
 		o->n += (size_t)k;
 }
 
-static int reduces(unsigned int op)
-{
-	return op == COLL_OP_ALLREDUCE || op == COLL_OP_REDUCESCATTER || op == COLL_OP_REDUCE;
-}
-
-static int rooted(unsigned int op)
-{
-	return op == COLL_OP_BROADCAST || op == COLL_OP_REDUCE || op == COLL_OP_SCATTER ||
-	       op == COLL_OP_GATHER;
-}
-
-/* "allreduce(float, sum, 1048576)", the algorithms too when @diff says they differ. */
+/* "allreduce(float, sum, 1048576)", and the algorithms per level with @algos. */
 static void call(struct out *o, const uint8_t *h, int algos, const char *(*algo)(uint32_t))
 {
 	unsigned int op = h[HDR_OP], l;
@@ -63,9 +52,9 @@ static void call(struct out *o, const uint8_t *h, int algos, const char *(*algo)
 	put(o, "%s(", coll_op_name((coll_op_t)op));
 	if (op != COLL_OP_BARRIER) {
 		put(o, "%s", coll_dtype_name((coll_dtype_t)h[HDR_DTYPE]));
-		if (reduces(op))
+		if (coll_op_reduces((coll_op_t)op))
 			put(o, ", %s", coll_redop_name((coll_redop_t)h[HDR_REDOP]));
-		if (rooted(op))
+		if (coll_op_rooted((coll_op_t)op))
 			put(o, ", root %u", (unsigned int)le(h + HDR_ROOT, 4));
 		put(o, ", %llu", (unsigned long long)le(h + HDR_COUNT, 8));
 	}

@@ -46,6 +46,10 @@ struct coll_comm {
 	uint8_t uid[16];
 };
 
+/* Whether operation @o takes a reduction, a root (libcoll's checks, the words of a fault). */
+COLL_HIDDEN bool coll_op_reduces(coll_op_t o);
+COLL_HIDDEN bool coll_op_rooted(coll_op_t o);
+
 /* Record the calling thread's detailed message; returns @err. */
 COLL_HIDDEN int coll_seterr(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 COLL_HIDDEN void coll_clearerr(void);

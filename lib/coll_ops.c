@@ -41,6 +41,17 @@ const char *coll_redop_name(coll_redop_t o)
 	return (unsigned)o < COLL_REDOP_COUNT ? redop_name[o] : "?";
 }
 
+bool coll_op_reduces(coll_op_t o)
+{
+	return o == COLL_OP_ALLREDUCE || o == COLL_OP_REDUCESCATTER || o == COLL_OP_REDUCE;
+}
+
+bool coll_op_rooted(coll_op_t o)
+{
+	return o == COLL_OP_BROADCAST || o == COLL_OP_REDUCE || o == COLL_OP_SCATTER ||
+	       o == COLL_OP_GATHER;
+}
+
 const char *coll_op_name(coll_op_t o)
 {
 	return (unsigned)o < COLL_OP_COUNT ? op_name[o] : "?";
@@ -308,12 +319,10 @@ static int coll_submit(coll_comm_t *c, struct coll_args *a, coll_request_t **req
 	if (a->op != COLL_OP_BARRIER && (unsigned)a->dtype >= COLL_DTYPE_COUNT)
 		return coll_seterr(-EINVAL, "%s: data type %d out of range 0..%d", a->fn,
 				   (int)a->dtype, COLL_DTYPE_COUNT - 1);
-	if ((a->op == COLL_OP_ALLREDUCE || a->op == COLL_OP_REDUCESCATTER ||
-	     a->op == COLL_OP_REDUCE) && (unsigned)a->redop >= COLL_REDOP_COUNT)
+	if (coll_op_reduces(a->op) && (unsigned)a->redop >= COLL_REDOP_COUNT)
 		return coll_seterr(-EINVAL, "%s: reduction %d out of range 0..%d", a->fn,
 				   (int)a->redop, COLL_REDOP_COUNT - 1);
-	rooted = a->op == COLL_OP_BROADCAST || a->op == COLL_OP_REDUCE ||
-		 a->op == COLL_OP_SCATTER || a->op == COLL_OP_GATHER;
+	rooted = coll_op_rooted(a->op);
 	if (rooted && a->root >= n)
 		return coll_seterr(-EINVAL, "%s: root %u out of range for %zu ranks", a->fn,
 				   a->root, n);
