@@ -165,7 +165,7 @@ static void kc_pump_peer(struct kc_exec *ex, u32 p)
 			u32 hlen = 0;
 			int err;
 
-			if (!pe->send_seq) {
+			if (!pe->send_seq && !(ex->cfg.flags & KC_EXEC_F_NOHDR)) {
 				kc_hdr_fill(hdr, ex->plan, ex->cfg.desc, ex->cfg.op_num, rank,
 					    true);
 				hlen = KC_HDR_BYTES;
@@ -521,7 +521,7 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
 	 * as what the peer asked for, not as an unexpected message.
 	 */
 	if (ex->status == -EINPROGRESS && !kc_tag_msg_seq(tag) &&
-	    kc_tag_op_seq(tag) == ex->cfg.op_seq &&
+	    kc_tag_op_seq(tag) == ex->cfg.op_seq && !(ex->cfg.flags & KC_EXEC_F_NOHDR) &&
 	    (p == KC_NONE || !ex->pe[p].recv_seq) && !kc_hdr_ok(ex, peer, data, len)) {
 		ex->ops->release(ex->ctx, peer, slot);
 		kc_exec_set_error(ex, -EPROTO);
@@ -540,7 +540,7 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
 		kc_exec_set_error(ex, -EPROTO);
 		return ex->status;
 	}
-	if (!pe->recv_seq) {
+	if (!pe->recv_seq && !(ex->cfg.flags & KC_EXEC_F_NOHDR)) {
 		data = (const u8 *)data + KC_HDR_BYTES;
 		len -= KC_HDR_BYTES;
 	}

@@ -129,6 +129,13 @@ struct kc_exec_cfg {
  * first message is read (data points at it; otherwise data may be NULL).
  */
 #define KC_EXEC_F_NODATA	0x1
+/*
+ * No header: first messages carry no fingerprint and none is checked,
+ * so that a disagreement between ranks goes unnoticed.  For measuring
+ * what the fingerprint costs (the module's tunable fingerprint=0); every
+ * rank of a communicator must run the same way.
+ */
+#define KC_EXEC_F_NOHDR		0x2
 
 /* A message tag: operation sequence number (8 bits), message sequence (24 bits). */
 #define KC_TAG_SEQ_MASK		0xffffffu

@@ -90,6 +90,7 @@ struct kcoll_tunables {
 	u32 history_keep_ms;		/* not defaults: read when records are pruned */
 	u64 history_max_bytes;
 	u32 stall_ms;			/* no progress for this long: probe (0: off) */
+	u32 fingerprint;		/* 0: first messages carry no header */
 };
 
 #define KCOLL_CHUNK_MIN		4096u
@@ -565,6 +566,7 @@ struct kcoll_comm {
 	u32 connect_timeout_ms;
 	u8 qp_timeout;			/* the tunables at creation (kcoll_conn.c) */
 	u8 qp_retry_count;
+	bool no_fingerprint;		/* fingerprint=0: first messages carry no header */
 	struct eventfd_ctx *efd;
 
 	/* naming: the node's listener finds it by (unique_id, rank) in net */

@@ -144,6 +144,7 @@ static void kcoll_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 		.window = comm->slots,
 		.op_seq = op->seq,
 		.op_num = (u32)op->id,
+		.flags = comm->no_fingerprint ? KC_EXEC_F_NOHDR : 0,
 		.desc = &op->desc,
 	};
 	void *bufs[KC_BUF_COUNT] = {};
@@ -667,6 +668,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	comm->qp_timeout = tun->qp_timeout;
 	comm->qp_retry_count = tun->qp_retry_count;
 	kcoll_stall_init(comm, tun->stall_ms);
+	comm->no_fingerprint = !tun->fingerprint;
 	comm->sel = tun->sel;
 	kcoll_tunables_model(tun, &comm->model);
 	comm->model.window = comm->slots;

@@ -152,7 +152,8 @@ err:
 
 u32 kcoll_cm_flags(const struct kcoll_comm *comm)
 {
-	return comm->auth_tfm ? KCOLL_CM_F_AUTH : 0;
+	return (comm->auth_tfm ? KCOLL_CM_F_AUTH : 0) |
+	       (comm->no_fingerprint ? KCOLL_CM_F_NOFP : 0);
 }
 
 /* Our side of the handshake to rank @dst (struct kcoll_cm_req); draws @nonce. */

@@ -134,9 +134,13 @@ static u32 kcoll_req_check(struct kcoll_comm *comm, const struct rdma_cm_id *id,
 		*why = "that rank does not connect to this one";
 		return U32_MAX;
 	}
-	if (r->flags != kcoll_cm_flags(comm)) {
+	if ((r->flags ^ kcoll_cm_flags(comm)) & KCOLL_CM_F_AUTH) {
 		*why = comm->auth_tfm ? "it has no secret" :
 			"it has a secret and this communicator has none";
+		return U32_MAX;
+	}
+	if (r->flags != kcoll_cm_flags(comm)) {
+		*why = "the tunable fingerprint differs between the two nodes";
 		return U32_MAX;
 	}
 	if (!kcoll_auth_addr_ok(comm, peer, kcoll_conn_peer_addr(id))) {

@@ -77,6 +77,8 @@ KCOLL_TUNABLE(history_ops, u32, history_ops, kcoll_check_history_ops, 64,
 	      "operations a communicator's flight record keeps (collctl history), 0..4096, taken at creation (");
 KCOLL_TUNABLE(stall_ms, u32, stall_ms, kcoll_check_stall, 3000,
 	      "ms without progress after which an operation counts as stalled: the peers are probed and the rank to blame named (collctl why), 0..3600000, 0: off (communicators created later; ");
+KCOLL_TUNABLE(fingerprint, u32, fingerprint, kcoll_check_bool, 1,
+	      "1: the first message of every operation to each peer carries what its caller asked, and a rank that asked otherwise fails the operation on every rank with EPROTO; 0: no fingerprint, a disagreement goes unnoticed (only to measure its cost; every rank must agree: a peer that differs is refused at connection) (communicators created later; ");
 KCOLL_TUNABLE(history_keep_ms, u32, history_keep_ms, kcoll_check_history_keep, 600000,
 	      "ms a destroyed communicator's flight record is kept (");
 KCOLL_TUNABLE(history_max_bytes, u64, history_max_bytes, NULL, 4194304,

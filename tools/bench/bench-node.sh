@@ -20,6 +20,9 @@
 #   forced   coll-perf AllReduce with each algorithm of BENCH_ALGOS forced
 #   tuned    coll-perf AllReduce, automatic, with the module defaults of
 #            BENCH_TUNE set through sysfs (restored afterwards)
+#   unchecked  coll-perf AllReduce, automatic, with fingerprint=0 (first
+#            messages carry no fingerprint; restored afterwards): against
+#            kcoll's AllReduce, what the fingerprint costs
 #   calibrated  coll-perf, every op, automatic, with the link model that
 #            `collctl calibrate` fitted to this cluster at boot (set
 #            through sysfs for the phase, restored afterwards; every other
@@ -275,7 +278,7 @@ cpu_snap() { # FILE
 	} >"$1"
 }
 
-contenders=(link ucx tcp mpi.kcoll kcoll forced tuned)
+contenders=(link ucx tcp mpi.kcoll kcoll forced tuned unchecked)
 [ -n "$calib" ] && contenders+=(calibrated)
 if [ -n "${BENCH_CONTENDERS:-}" ]; then
 	keep=()
@@ -302,6 +305,7 @@ for ((rep = FIRST; rep < FIRST + REPS; rep++)); do
 		kcoll) run_ops "$d" auto "$OPS" ;;
 		forced) run_forced "$d" ;;
 		tuned) run_with_defaults "$d" tuned "$TUNE" allreduce ;;
+		unchecked) run_with_defaults "$d" unchecked fingerprint=0 allreduce ;;
 		calibrated) run_with_defaults "$d" calibrated "$calib" "$OPS" ;;
 		esac
 		# Rank 0 alone runs an MPI phase; the others wait for its end.

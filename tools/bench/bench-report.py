@@ -126,7 +126,7 @@ def parse_rep(rep, d, raw, routing=None):
     for f in glob.glob(os.path.join(d, "kcoll.*.json")):
         base = os.path.basename(f)[len("kcoll."):]
         algo, op = base.split(".")[0], base.split(".")[1]
-        name = {"auto": "kcoll", "tuned": "kcoll-tuned",
+        name = {"auto": "kcoll", "tuned": "kcoll-tuned", "unchecked": "kcoll-unchecked",
                 "calibrated": "kcoll-calibrated"}.get(algo, "kcoll:" + algo)
         try:
             rows = json.load(open(f))
@@ -407,6 +407,34 @@ def tuned_table(agg, host, vm, out, refused):
     return res
 
 
+def fingerprint_table(raw, agg, out):
+    # kcoll's AllReduce against the same with fingerprint=0.  The two run
+    # back to back in every repetition, so the cost is the median of the
+    # per-repetition ratios (the host's slow phases hit both alike).
+    if "kcoll-unchecked" not in agg:
+        return []
+    out.append("\n### AllReduce: what the fingerprint costs (default against fingerprint=0)\n")
+    out.append("Cost: median over repetitions of each repetition's time ratio minus 1 "
+               "(lowest and highest in parentheses).\n")
+    out.append("| size | fingerprint time | without time | repetitions | cost |")
+    out.append("|---|---|---|---|---|")
+    res = []
+    for s in sorted(agg.get("kcoll", {}).get("allreduce", {})):
+        d = agg["kcoll"]["allreduce"][s]
+        u = agg["kcoll-unchecked"].get("allreduce", {}).get(s)
+        with_fp = raw["kcoll"]["allreduce"][s]
+        without = raw["kcoll-unchecked"].get("allreduce", {}).get(s, {})
+        rs = sorted(100 * (with_fp[r]["time_us"] / without[r]["time_us"] - 1)
+                    for r in with_fp if r in without and without[r]["time_us"])
+        cost = statistics.median(rs) if rs else None
+        res.append({"size": s, "cost_pct": cost, "n": len(rs),
+                    "min_pct": rs[0] if rs else None, "max_pct": rs[-1] if rs else None})
+        out.append("| %s | %s | %s | %d | %s |" % (
+            fmt_size(s), fmt_t(d["time_us"]), fmt_t(u and u["time_us"]), len(rs),
+            "-" if cost is None else "%+.1f%% (%+.1f%% to %+.1f%%)" % (cost, rs[0], rs[-1])))
+    return res
+
+
 def targets(agg, tables, out, layers=None):
     res = []
 
@@ -576,6 +604,7 @@ def main():
         out.append("| us | " + " | ".join("%.1f" % lat[s]["median"] for s in sorted(lat)) + " |")
     regret = regret_table(agg, out)
     tuned = tuned_table(agg, host, vm, out, refused)
+    fingerprint = fingerprint_table(raw, agg, out)
     tg = targets(agg, tables, out, layers)
     out += phase_cpu.table(rank0s)
     wrong = sum(v["wrong"] for n in agg if n != "link" for o in agg[n].values() for v in o.values())
@@ -597,7 +626,8 @@ def main():
         json.dump(keys_to_str({"host": host, "vm": vm, "bench_reduce": reduce_lines,
                                "walltime_s": wall, "raw": raw, "stats": agg,
                                "ratios": tables, "layer": layers, "routing": routing,
-                               "regret": regret, "tuned": tuned, "targets": tg,
+                               "regret": regret, "tuned": tuned, "fingerprint": fingerprint,
+                               "targets": tg,
                                "wrong": wrong}), f, indent=1)
     plot(agg, outdir)
     print("\n".join(out))

@@ -20,7 +20,8 @@
 #   BENCH_ITERS=N          timed iterations of small sizes (default 10)
 #   BENCH_OPS="OP ..."     ops of kcoll auto (default all four)
 #   BENCH_CONTENDERS="C ..."  only these contenders of bench-node.sh (link
-#                          ucx tcp mpi.kcoll kcoll forced tuned calibrated;
+#                          ucx tcp mpi.kcoll kcoll forced tuned unchecked
+#                          calibrated;
 #                          default all)
 #   BENCH_NODES=N          VMs, one rank each (default 4; at least 2)
 #   BENCH_CALIBRATE=0      no `collctl calibrate` at boot and no calibrated
@@ -55,7 +56,7 @@ NODES=${BENCH_NODES:-4}
 MODULE=$TOP/kcoll.ko
 [ "$KVER" = 6.1 ] || MODULE=$TOP/build/kmod-$KVER/kcoll.ko
 
-known="link ucx tcp mpi.kcoll kcoll forced tuned calibrated"
+known="link ucx tcp mpi.kcoll kcoll forced tuned unchecked calibrated"
 for c in ${BENCH_CONTENDERS:-}; do
 	[[ " $known " == *" $c "* ]] ||
 		{ echo "run-bench: BENCH_CONTENDERS: no contender '$c' ($known)" >&2; exit 1; }
