@@ -118,8 +118,14 @@ static inline u32 kcoll_rx_slot_bytes(u32 chunk_bytes)
  */
 #define KCOLL_CTL_TX		2
 #define KCOLL_CTL_RX		1
-/* How long a failing communicator lets its control messages out. */
+/*
+ * How long a failing communicator lets its control messages out: a
+ * verdict or a rank to blame, and (shorter: an abort returns its
+ * operations at once, and a peer that is cut off never acknowledges)
+ * that it failed with nobody to blame.
+ */
 #define KCOLL_CTL_WAIT_MS	200
+#define KCOLL_CTL_WAIT_NONE_MS	20
 
 /* Receive slots of one connection. */
 static inline u32 kcoll_conn_nrx(u32 slots)
@@ -286,6 +292,8 @@ struct kcoll_conn {
 	u32 bye_rank;
 	u32 bye_pid;
 	u32 bye_code;
+	/* it said its communicator failed (VERDICT, PEER_FAULT): it is alive */
+	bool told;
 	/* the peer's answer to this rank's last probe (kcoll_stall.c) */
 	bool probed;			/* a probe went out to it */
 	bool replied;
@@ -384,12 +392,14 @@ bool kcoll_ctl_conn_usable(const struct kcoll_conn *conn);
 void kcoll_ctl_recv(struct kcoll_conn *conn, const void *buf, u32 len);
 void kcoll_ctl_mismatch(struct kcoll_comm *comm, struct kcoll_comm_op *op);
 void kcoll_ctl_tell(struct kcoll_comm *comm);
+void kcoll_comm_fail_conn(struct kcoll_conn *conn, int err);
 void kcoll_ctl_blame_lost(struct kcoll_comm *comm, struct kcoll_comm_op *op);
 void kcoll_ctl_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op);
 void kcoll_ctl_peer_gone(struct kcoll_comm *comm, struct kcoll_comm_op *op, u32 peer);
 void kcoll_ctl_bye(struct kcoll_comm *comm, u32 why, u32 code);
 u32 kcoll_ctl_leave_reason(u32 *code);
 void kcoll_comm_fault(struct kcoll_comm *comm, struct kcoll_fault *out);
+void kcoll_comm_peers(struct kcoll_comm *comm, u8 *fates);
 void kcoll_ctl_watch(struct kcoll_comm *comm, struct mm_struct *mm);
 void kcoll_ctl_unwatch(struct kcoll_comm *comm);
 
@@ -607,6 +617,7 @@ struct kcoll_comm {
 	struct kcoll_fault fault;
 	bool fault_told;		/* the peers were told (kcoll_ctl_tell()) */
 	bool bye_sent;			/* this rank said it leaves (kcoll_ctl_bye()) */
+	u32 ctl_wait_ms;		/* fail_work lets what they say out this long */
 	/* the owner's address space, watched for its process's end */
 	struct mmu_notifier mm_watch;
 	struct mm_struct *mm;

@@ -333,7 +333,7 @@ static void kcoll_comm_fail_work(struct work_struct *work)
 
 	/* A verdict for the peers goes out before the QPs stop (bounded). */
 	wait_event_timeout(comm->done_wq, kcoll_comm_ctl_quiet(comm),
-			   msecs_to_jiffies(KCOLL_CTL_WAIT_MS));
+			   msecs_to_jiffies(READ_ONCE(comm->ctl_wait_ms)));
 	kcoll_conns_stop(comm);
 	mutex_lock(&comm->lock);
 	comm->dead = true;
@@ -669,6 +669,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	comm->qp_retry_count = tun->qp_retry_count;
 	kcoll_stall_init(comm, tun->stall_ms);
 	comm->no_fingerprint = !tun->fingerprint;
+	comm->ctl_wait_ms = KCOLL_CTL_WAIT_MS;
 	comm->sel = tun->sel;
 	kcoll_tunables_model(tun, &comm->model);
 	comm->model.window = comm->slots;

@@ -26,6 +26,10 @@
  * rank that left and why, and which rank told.  User space turns it into
  * words (lib/coll_fault.c: coll_last_error(), collctl show).
  *
+ * A communicator that fails with nobody to blame (a timeout, an abort)
+ * still says so (PEER_FAULT with kind NONE): its peers then know it is
+ * alive, not gone, when they ask which ranks are (KCOLL_IOC_PEERS).
+ *
  * PROBE and REPLY (a stalled operation's questions to the peers and
  * their answers) are kcoll_stall.c's.
  *
@@ -103,6 +107,22 @@ static bool kcoll_fault_set(struct kcoll_comm *comm, const struct kcoll_comm_op 
 	return true;
 }
 
+/*
+ * A completion on @conn failed with @err.  A send its peer never
+ * acknowledged (-EHOSTUNREACH) is that rank's node or the network to it
+ * gone: it is the fault of the active operation, so that this rank names
+ * it and tells the others who to blame.  comm->lock held.
+ */
+void kcoll_comm_fail_conn(struct kcoll_conn *conn, int err)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	if (err == -EHOSTUNREACH && comm->active && !comm->err)
+		kcoll_fault_set(comm, comm->active, KCOLL_FAULT_PEER_LOST, err, conn->peer,
+				comm->rank);
+	kcoll_comm_fail(comm, err);
+}
+
 /* @op ended with -EPROTO because @op->ex.bad_peer's header differed: keep it. */
 void kcoll_ctl_mismatch(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 {
@@ -144,10 +164,28 @@ void kcoll_ctl_tell(struct kcoll_comm *comm)
 	struct kcoll_ctl m;
 
 	/* A rank that said farewell is the news, not what follows from it. */
-	if (f->kind == KCOLL_FAULT_NONE || comm->fault_told || comm->bye_sent)
+	if (comm->fault_told || comm->bye_sent)
 		return;
 	comm->fault_told = true;
+	if (f->kind == KCOLL_FAULT_NONE) {
+		/*
+		 * No rank to blame (a timeout, an abort): the peers still learn
+		 * that this rank is alive and failed on purpose, which is what
+		 * a shrink asks of them (kcoll_comm_peers()).  One that closes
+		 * leaves: not news, or a farewell already went out.
+		 */
+		if (comm->closing)
+			return;
+		comm->ctl_wait_ms = KCOLL_CTL_WAIT_NONE_MS;
+		kcoll_ctl_init(&m, KCOLL_CTL_PEER_FAULT, (u32)comm->next_id);
+		m.err = cpu_to_le32(-comm->err);
+		m.rank = cpu_to_le32(comm->rank);
+		m.other = cpu_to_le32(KCOLL_FAULT_NONE);
+		kcoll_ctl_broadcast(comm, &m);
+		return;
+	}
 	kcoll_ctl_log(comm, f);
+	comm->ctl_wait_ms = KCOLL_CTL_WAIT_MS;
 	if (f->kind == KCOLL_FAULT_MISMATCH) {
 		kcoll_ctl_init(&m, KCOLL_CTL_VERDICT, (u32)f->op_id);
 		m.err = cpu_to_le32(EPROTO);
@@ -252,6 +290,7 @@ static void kcoll_ctl_on_verdict(struct kcoll_conn *conn, const struct kcoll_ctl
 
 	pr_debug("comm %llu: rank %u: operation %u failed (rank %u against rank %u)\n",
 		 comm->id, conn->peer, num, le32_to_cpu(m->rank), le32_to_cpu(m->other));
+	conn->told = true;
 	if (op && (u32)op->id == num) {
 		kcoll_ctl_apply_verdict(comm, op, m, conn->peer);
 		return;
@@ -277,6 +316,8 @@ static void kcoll_ctl_on_leave(struct kcoll_conn *conn, const struct kcoll_ctl *
 	struct kcoll_comm *comm = conn->comm;
 	u32 kind = le32_to_cpu(m->other), rank = le32_to_cpu(m->rank);
 
+	if (m->type == KCOLL_CTL_PEER_FAULT)
+		conn->told = true;
 	if (kind < KCOLL_FAULT_PEER_EXIT || kind > KCOLL_FAULT_PEER_LOST ||
 	    rank >= comm->nranks || (m->type == KCOLL_CTL_BYE && rank != conn->peer) ||
 	    conn->bye_kind)

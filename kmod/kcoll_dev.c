@@ -88,7 +88,8 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	info.size = sizeof(info);
 	info.abi_version = KCOLL_ABI_VERSION;
 	info.features = KCOLL_FEAT_EVENTFD | KCOLL_FEAT_USERPTR | KCOLL_FEAT_IPV6 |
-			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH | KCOLL_FEAT_UID | KCOLL_FEAT_FAULT;
+			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH | KCOLL_FEAT_UID | KCOLL_FEAT_FAULT |
+			KCOLL_FEAT_PEERS;
 	info.ops = kcoll_mask(KCOLL_OP_COUNT);
 	info.redops = kcoll_mask(KCOLL_REDOP_COUNT);
 	for (i = 0; i < KCOLL_DTYPE_COUNT; i++)
@@ -588,15 +589,41 @@ static long kcoll_ioctl_fault(struct kcoll_file *kf, void __user *uarg)
 	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, sizeof(u32));
 	if (ret)
 		return ret;
-	ret = mutex_lock_interruptible(&kf->lock);
+	/* The communicator lives as long as the file. */
+	comm = kcoll_file_comm(kf);
+	if (IS_ERR(comm))
+		return PTR_ERR(comm);
+	kcoll_comm_fault(comm, &arg);
+	return kcoll_copy_out(uarg, &arg, sizeof(arg));
+}
+
+static long kcoll_ioctl_peers(struct kcoll_file *kf, void __user *uarg)
+{
+	struct kcoll_comm *comm;
+	struct kcoll_peers arg;
+	u8 *fates;
+	int ret;
+
+	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, sizeof(arg));
 	if (ret)
 		return ret;
-	comm = kf->comm;
-	mutex_unlock(&kf->lock);
-	if (!comm)
-		return -ENOTCONN;
-	/* The communicator lives as long as the file. */
-	kcoll_comm_fault(comm, &arg);
+	comm = kcoll_file_comm(kf);
+	if (IS_ERR(comm))
+		return PTR_ERR(comm);
+	if (arg.nranks < comm->nranks) {
+		arg.nranks = comm->nranks;
+		ret = kcoll_copy_out(uarg, &arg, sizeof(arg));
+		return ret ? ret : -ENOSPC;
+	}
+	fates = kmalloc(comm->nranks, GFP_KERNEL_ACCOUNT);
+	if (!fates)
+		return -ENOMEM;
+	kcoll_comm_peers(comm, fates);
+	ret = copy_to_user(u64_to_user_ptr(arg.fates), fates, comm->nranks) ? -EFAULT : 0;
+	kfree(fates);
+	if (ret)
+		return ret;
+	arg.nranks = comm->nranks;
 	return kcoll_copy_out(uarg, &arg, sizeof(arg));
 }
 
@@ -633,6 +660,8 @@ static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcoll_ioctl_abort(kf, uarg);
 	case _IOC_NR(KCOLL_IOC_FAULT):
 		return kcoll_ioctl_fault(kf, uarg);
+	case _IOC_NR(KCOLL_IOC_PEERS):
+		return kcoll_ioctl_peers(kf, uarg);
 	}
 	return -ENOTTY;
 }

@@ -528,7 +528,7 @@ static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 		if (err) {
 			mutex_lock(&comm->lock);
-			kcoll_comm_fail(comm, err);
+			kcoll_comm_fail_conn(conn, err);
 			mutex_unlock(&comm->lock);
 		}
 		return;
@@ -595,6 +595,6 @@ static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (!conn->tx_busy || !conn->ctl_busy)
 		wake_up_all(&comm->done_wq);
 	if (err)
-		kcoll_comm_fail(comm, err);
+		kcoll_comm_fail_conn(conn, err);
 	mutex_unlock(&comm->lock);
 }

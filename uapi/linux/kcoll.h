@@ -135,6 +135,7 @@ enum kcoll_level {
 #define KCOLL_FEAT_AUTH		0x10ULL	/* kcoll_comm_create.secret */
 #define KCOLL_FEAT_UID		0x20ULL	/* kcoll_comm_create.uid, one listener per node */
 #define KCOLL_FEAT_FAULT	0x40ULL	/* KCOLL_IOC_FAULT, peers tell why */
+#define KCOLL_FEAT_PEERS	0x80ULL	/* KCOLL_IOC_PEERS */
 
 /* Bytes of kcoll_comm_create.uid (KCOLL_UID_BYTES of kcoll_wire.h). */
 #define KCOLL_COMM_UID_BYTES	16
@@ -563,7 +564,8 @@ enum kcoll_fault_kind {
  * @fp_mine: out: MISMATCH: the header this rank would have sent @rank
  *
  * The first fault is kept: later operations fail with the communicator's
- * error and change nothing here.  ENOTCONN without a communicator.
+ * error and change nothing here.  ENOTCONN without a communicator, EBUSY
+ * while it is being created.
  */
 struct kcoll_fault {
 	__u32 size;
@@ -579,6 +581,44 @@ struct kcoll_fault {
 	__u8 fp_mine[32];
 };
 
+/**
+ * enum kcoll_peer_fate - struct kcoll_peers.fates[]: a rank, as this one knows it
+ * @KCOLL_FATE_ALIVE: connected (or this rank itself)
+ * @KCOLL_FATE_FAILED: disconnected after saying that its communicator
+ *	failed: alive, and may shrink as well
+ * @KCOLL_FATE_LOST: disconnected without a word
+ * @KCOLL_FATE_NAMED: a rank (this one, or a peer that told) found it gone
+ * @KCOLL_FATE_LEFT: said its process leaves (exit, signal, close)
+ *
+ * A later fate wins over an earlier one: ALIVE and FAILED are alive.
+ */
+enum kcoll_peer_fate {
+	KCOLL_FATE_ALIVE,
+	KCOLL_FATE_FAILED,
+	KCOLL_FATE_LOST,
+	KCOLL_FATE_NAMED,
+	KCOLL_FATE_LEFT
+};
+
+/**
+ * struct kcoll_peers - KCOLL_IOC_PEERS: which ranks are alive, as this one knows
+ * @size: sizeof(struct kcoll_peers)
+ * @nranks: in: bytes at @fates; out: the communicator's size (ENOSPC, with
+ *	@nranks set, if @fates is shorter)
+ * @fates: user address of @nranks bytes: out: enum kcoll_peer_fate of
+ *	each rank, by rank
+ *
+ * What the peers said before their connections went down
+ * (KCOLL_FEAT_PEERS): after a failure the survivors agree on it whenever
+ * every failure was told to every survivor, which the first rank to fail
+ * does.  ENOTCONN without a communicator, EBUSY while it is being created.
+ */
+struct kcoll_peers {
+	__u32 size;
+	__u32 nranks;
+	__u64 fates;
+};
+
 #define KCOLL_IOC_INFO		_IOWR(KCOLL_IOC_MAGIC, 0x00, struct kcoll_info)
 #define KCOLL_IOC_COMM_CREATE	_IOWR(KCOLL_IOC_MAGIC, 0x01, struct kcoll_comm_create)
 #define KCOLL_IOC_MEM_REG	_IOWR(KCOLL_IOC_MAGIC, 0x02, struct kcoll_mem_reg)
@@ -587,5 +627,6 @@ struct kcoll_fault {
 #define KCOLL_IOC_REAP		_IOWR(KCOLL_IOC_MAGIC, 0x05, struct kcoll_reap)
 #define KCOLL_IOC_ABORT		_IOWR(KCOLL_IOC_MAGIC, 0x06, struct kcoll_abort)
 #define KCOLL_IOC_FAULT		_IOWR(KCOLL_IOC_MAGIC, 0x07, struct kcoll_fault)
+#define KCOLL_IOC_PEERS		_IOWR(KCOLL_IOC_MAGIC, 0x08, struct kcoll_peers)
 
 #endif /* _UAPI_LINUX_KCOLL_H */
