@@ -262,6 +262,23 @@ int coll_comm_split(coll_comm_t *comm, int color, int key, coll_comm_t **newcomm
 int coll_comm_dup(coll_comm_t *comm, coll_comm_t **newcomm);
 
 /*
+ * After a failure, the survivors of @comm form a new communicator of just
+ * them (MPIX_Comm_shrink, ncclCommShrink): every survivor calls it once
+ * its operation on @comm returned an error.  The ranks keep their order
+ * (new rank = place among the survivors), servers and super-nodes, and
+ * @comm's settings and secret; connections are new.  A rank is dead if it
+ * said its process leaves, if a rank found it gone (and told), or if it
+ * vanished without a word; one that said its communicator failed is
+ * alive.  The survivors agree without an exchange: the new unique id
+ * follows from @comm's and the survivors, so survivors that saw different
+ * sets never meet and fail with -ETIMEDOUT at the connect timeout (call
+ * again).  Works on a healthy @comm as well (every rank alive: a
+ * duplicate).  @comm stays; destroy it when done.  0 or a negative errno
+ * (-EOPNOTSUPP: the module lacks KCOLL_FEAT_PEERS).
+ */
+int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm);
+
+/*
  * The communicator's 128-bit unique id into @id (zeros for one made from
  * a rank table).  0 or -EINVAL.
  */

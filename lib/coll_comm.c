@@ -365,6 +365,8 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 		goto out_efd;
 	}
 	c->comm_id = cc.comm_id;
+	memcpy(c->secret, secret, secret_len);
+	c->secret_len = (uint32_t)secret_len;
 	ret = coll_comm_keep(c, ranks, opts);
 	if (ret) {
 		coll_comm_destroy(c);
@@ -444,6 +446,7 @@ void coll_comm_destroy(coll_comm_t *c)
 	free(c->pods);
 	free((char *)c->opts.algo);
 	free((char *)c->opts.device);
+	explicit_bzero(c->secret, sizeof(c->secret));
 	free(c);
 }
 

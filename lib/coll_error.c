@@ -28,6 +28,13 @@ const char *coll_last_error(void)
 	return coll_errbuf;
 }
 
+const char *coll_errname(int err)
+{
+	const char *name = strerrorname_np(err < 0 ? -err : err);
+
+	return name ? name : coll_strerror(err);
+}
+
 const char *coll_strerror(int err)
 {
 	if (err < 0)

@@ -6,6 +6,7 @@
  * operator's `collctl show` agree word for word.
  */
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -135,9 +136,13 @@ size_t coll_fault_format(const struct kcoll_fault *f, uint32_t self,
 			put(&o, " was killed by signal %u (%s)", f->code, strsignal((int)f->code));
 		else if (f->kind == KCOLL_FAULT_PEER_CLOSE)
 			put(&o, " closed its communicator");
+		else if (f->status == -EHOSTUNREACH)
+			put(&o, " stopped acknowledging (its node or the network to it is gone)");
 		else
 			put(&o, " disconnected without notice (its node, network or module is gone)");
 		put(&o, " during operation %llu", num);
+		if (f->reporter != self && f->reporter != f->rank)
+			put(&o, " (told by rank %u)", f->reporter);
 		break;
 	default:
 		return 0;

@@ -44,6 +44,10 @@ struct coll_comm {
 	struct coll_comm_opts opts;		/* algo and device duplicated, no secret */
 	struct coll_oob oob;			/* allgather NULL: none */
 	uint8_t uid[16];
+	/* What coll_comm_shrink() needs (lib/coll_shrink.c). */
+	uint8_t secret[KCOLL_SECRET_MAX];	/* as the module got it; wiped on destroy */
+	uint32_t secret_len;
+	uint32_t shrinks;			/* calls so far: a retry is a new communicator */
 };
 
 /* Whether operation @o takes a reduction, a root (libcoll's checks, the words of a fault). */
@@ -53,6 +57,8 @@ COLL_HIDDEN bool coll_op_rooted(coll_op_t o);
 /* Record the calling thread's detailed message; returns @err. */
 COLL_HIDDEN int coll_seterr(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 COLL_HIDDEN void coll_clearerr(void);
+/* "EHOSTUNREACH" for -EHOSTUNREACH (coll_strerror()'s text if it has no name). */
+COLL_HIDDEN const char *coll_errname(int err);
 
 /*
  * A communicator object around an already open @fd, without creating the
@@ -112,6 +118,15 @@ struct coll_oob_table {
 };
 
 COLL_HIDDEN uint64_t coll_oob_hash(const void *p, size_t len, uint64_t h);
+
+/*
+ * coll_comm_shrink()'s parts (lib/coll_shrink.c): the ranks @fates (enum
+ * kcoll_peer_fate, by rank) calls alive into @keep, in order, returning
+ * how many; and the new communicator's id from @c and those @m ranks.
+ */
+COLL_HIDDEN uint32_t coll_shrink_survivors(const uint8_t *fates, uint32_t n, uint32_t *keep);
+COLL_HIDDEN void coll_shrink_uid(const coll_comm_t *c, const uint32_t *keep, uint32_t m,
+				 uint8_t uid[16]);
 /* Number servers and pods of @t from its hosts/pods; every port the module's. */
 COLL_HIDDEN void coll_oob_layout(struct coll_oob_table *t);
 /*

@@ -188,12 +188,13 @@ static void req_error(coll_comm_t *c, uint64_t op_id, int err)
 			    coll_strerror(err));
 		return;
 	}
+	/* The fault says what happened: the errno's name is enough beside it. */
 	if (f.op_id == op_id)
-		coll_seterr(err, "operation %llu failed: %s: %s", (unsigned long long)op_id,
-			    coll_strerror(err), why);
+		coll_seterr(err, "operation %llu failed (%s): %s", (unsigned long long)op_id,
+			    coll_errname(err), why);
 	else
-		coll_seterr(err, "operation %llu failed: %s; the communicator failed at operation %llu: %s",
-			    (unsigned long long)op_id, coll_strerror(err),
+		coll_seterr(err, "operation %llu failed (%s); the communicator failed at operation %llu: %s",
+			    (unsigned long long)op_id, coll_errname(err),
 			    (unsigned long long)f.op_id, why);
 }
 

@@ -104,11 +104,18 @@ TEST(a_rank_that_left_is_named_with_why)
 	f.code = 3;
 	f.rank = 1;
 	coll_fault_format(&f, 0, node, NULL, NULL, buf, sizeof(buf));
-	EXPECT_STREQ("rank 1 (pid 171) exited with status 3 during operation 2", buf);
+	EXPECT_STREQ("rank 1 (pid 171) exited with status 3 during operation 2 (told by rank 3)",
+		     buf);
+	f.reporter = 0;		/* this rank */
 	f.kind = KCOLL_FAULT_PEER_LOST;
 	f.pid = 0;
 	coll_fault_format(&f, 0, node, NULL, NULL, buf, sizeof(buf));
 	EXPECT_STREQ("rank 1 disconnected without notice (its node, network or module is gone) "
+		     "during operation 2", buf);
+	/* Found by the transport: sends it never acknowledged. */
+	f.status = -EHOSTUNREACH;
+	coll_fault_format(&f, 0, node, NULL, NULL, buf, sizeof(buf));
+	EXPECT_STREQ("rank 1 stopped acknowledging (its node or the network to it is gone) "
 		     "during operation 2", buf);
 }
 

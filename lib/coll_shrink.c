@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libcoll: coll_comm_shrink(), the survivors of a failure form a new
+ * communicator of just them (MPIX_Comm_shrink, ncclCommShrink).
+ *
+ * Who is alive is what the module learnt before the connections went
+ * down (KCOLL_IOC_PEERS, kmod/kcoll_peers.c): a rank that said farewell,
+ * or that another rank found gone, or that vanished without a word is
+ * dead; one that said its communicator failed is alive.  The first rank
+ * to fail tells every peer, so the survivors see the same set.
+ *
+ * Nothing more is exchanged: the new communicator's 128-bit id is derived
+ * from the old one's and the list of survivors, so the survivors meet in
+ * it only if they agree (the module's listener tells communicators apart
+ * by that id), and a rank that saw another set is not connected but
+ * fails at its connect timeout.  The old communicator's secret is kept:
+ * the survivors are members already.  Every rank's port is 0 (the
+ * module's listener), since the old communicator may still hold its own
+ * ports.  The ranks keep their servers and super-nodes, so the new
+ * topology is what is left of the old one (a server that lost a rank is
+ * a smaller server).
+ *
+ * The connections are new: a failure stops every QP of the old
+ * communicator (kmod/kcoll_comm.c, fail_work), so that no DMA reaches a
+ * buffer after its operation ended, and a stopped RC QP cannot be
+ * brought back without a new connection.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "coll_internal.h"
+
+/* The ranks @fates calls alive, into @keep (old ranks, in order); returns how many. */
+uint32_t coll_shrink_survivors(const uint8_t *fates, uint32_t n, uint32_t *keep)
+{
+	uint32_t i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (fates[i] == KCOLL_FATE_ALIVE || fates[i] == KCOLL_FATE_FAILED)
+			keep[m++] = i;
+	return m;
+}
+
+/*
+ * The new communicator's id: the same on every survivor that sees the
+ * same survivors, and different for any other set, retry or parent.
+ */
+void coll_shrink_uid(const coll_comm_t *c, const uint32_t *keep, uint32_t m,
+		     uint8_t uid[16])
+{
+	static const char tag[] = "kcoll shrink";
+	uint64_t h[2] = { 0x6b636f6c6c736872ull, 0x73757276697665ull };
+	uint32_t i, k;
+
+	for (k = 0; k < 2; k++) {
+		h[k] = coll_oob_hash(tag, sizeof(tag), h[k]);
+		h[k] = coll_oob_hash(c->uid, sizeof(c->uid), h[k]);
+		/* A communicator from a rank table has no id: its table names it. */
+		for (i = 0; i < c->nranks; i++) {
+			h[k] = coll_oob_hash(c->ranks[i].addr, strnlen(c->ranks[i].addr,
+					     sizeof(c->ranks[i].addr)), h[k]);
+			h[k] = coll_oob_hash(&c->ranks[i].port, sizeof(c->ranks[i].port), h[k]);
+		}
+		h[k] = coll_oob_hash(&c->shrinks, sizeof(c->shrinks), h[k]);
+		h[k] = coll_oob_hash(&m, sizeof(m), h[k]);
+		h[k] = coll_oob_hash(keep, m * sizeof(*keep), h[k]);
+	}
+	memcpy(uid, h, 16);
+}
+
+/* "0,1,3": the old ranks of @keep, for messages. */
+static void coll_shrink_list(const uint32_t *keep, uint32_t m, char *buf, size_t len)
+{
+	size_t off = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < m && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%u", i ? "," : "", keep[i]);
+	if (off >= len && len > 4)
+		strcpy(buf + len - 4, "...");
+}
+
+static int coll_shrink_fates(coll_comm_t *c, uint8_t *fates)
+{
+	struct kcoll_peers p = {
+		.size = sizeof(p),
+		.nranks = c->nranks,
+		.fates = (uintptr_t)fates,
+	};
+
+	if (ioctl(c->fd, KCOLL_IOC_PEERS, &p) == 0)
+		return 0;
+	if (errno == ENOTTY)
+		return coll_seterr(-EOPNOTSUPP, "coll_comm_shrink: the loaded kcoll module "
+				   "cannot say which ranks are alive: load a module with "
+				   "KCOLL_FEAT_PEERS");
+	return coll_seterr(-errno, "coll_comm_shrink: KCOLL_IOC_PEERS: %s", strerror(errno));
+}
+
+/* Give the new communicator its parent's host identities and its id. */
+static void coll_shrink_adopt(coll_comm_t *n, const coll_comm_t *c, const uint32_t *keep,
+			      const uint8_t uid[16])
+{
+	uint32_t i;
+
+	for (i = 0; i < n->nranks; i++) {
+		n->hosts[i] = c->hosts[keep[i]];
+		n->pods[i] = c->pods[keep[i]];
+	}
+	memcpy(n->uid, uid, 16);
+}
+
+int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm)
+{
+	struct coll_rank_desc *ranks = NULL;
+	uint32_t *keep = NULL, m, i, me = 0;
+	struct coll_comm_opts o;
+	uint8_t *fates = NULL, uid[16];
+	char list[256];
+	int ret;
+
+	coll_clearerr();
+	if (!newcomm)
+		return coll_seterr(-EINVAL, "coll_comm_shrink: newcomm pointer is NULL");
+	*newcomm = NULL;
+	if (!comm || !comm->ranks || comm->fd < 0)
+		return coll_seterr(-EINVAL, "coll_comm_shrink: no communicator");
+	fates = calloc(comm->nranks, 1);
+	keep = calloc(comm->nranks, sizeof(*keep));
+	ranks = calloc(comm->nranks, sizeof(*ranks));
+	if (!fates || !keep || !ranks) {
+		ret = coll_seterr(-ENOMEM, "coll_comm_shrink: out of memory");
+		goto out;
+	}
+	ret = coll_shrink_fates(comm, fates);
+	if (ret)
+		goto out;
+	m = coll_shrink_survivors(fates, comm->nranks, keep);
+	for (i = 0; i < m; i++) {
+		ranks[i] = comm->ranks[keep[i]];
+		ranks[i].port = 0;
+		if (keep[i] == comm->rank)
+			me = i;
+	}
+	coll_shrink_uid(comm, keep, m, uid);
+	comm->shrinks++;
+
+	o = comm->opts;
+	o.size = sizeof(o);
+	o.unique_id = uid;
+	o.secret = comm->secret_len ? comm->secret : NULL;
+	o.secret_len = comm->secret_len;
+	ret = coll_comm_init_ranks(ranks, m, me, &o, newcomm);
+	if (ret) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", coll_last_error());
+		coll_shrink_list(keep, m, list, sizeof(list));
+		coll_seterr(ret, "coll_comm_shrink: the survivors seen here (ranks %s of %u) "
+			    "could not form a communicator: %s%s", list, comm->nranks, why,
+			    ret == -ETIMEDOUT ? " (a survivor that saw other ranks alive "
+			    "waits for another communicator)" : "");
+		goto out;
+	}
+	coll_shrink_adopt(*newcomm, comm, keep, uid);
+out:
+	free(fates);
+	free(keep);
+	free(ranks);
+	return ret;
+}
