@@ -13,7 +13,7 @@ KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_account kcoll_observe kcoll_con
 	kcoll_listen kcoll_ioctl kcoll_test kcoll_mismatch kcoll_matrix kcoll_soak kcoll_fuzz kcoll_regress \
 	kcoll_lifetime kcoll_history kcoll_leave kcoll_stall
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault \
-	$(OBJDIR)/selftests/kcoll/kcoll_death
+	$(OBJDIR)/selftests/kcoll/kcoll_death $(OBJDIR)/selftests/kcoll/kcoll_shrink
 
 .PHONY: kcoll-tests
 kcoll-tests: $(KCOLL_TESTS)
@@ -46,6 +46,12 @@ $(KC_HIST).o: CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS
 $(KC_HIST): $(KC_HIST).o $(KC_HIST_PARTS) $(ALGO_LIB) $(COLL_A)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
 
+# kcoll_shrink runs its communicators through libcoll.
+KC_SHRINK := $(OBJDIR)/selftests/kcoll/kcoll_shrink
+$(KC_SHRINK).o: CFLAGS_US += -I$(TOP)/lib
+$(KC_SHRINK): $(KC_SHRINK).o $(COLL_A)
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
+
 # kcoll_stall reads the stall record through collctl's netlink client.
 KC_STALL := $(OBJDIR)/selftests/kcoll/kcoll_stall
 $(KC_STALL).o: CFLAGS_US += -I$(TOP)/tools/collctl $(LIBNL_CFLAGS)
@@ -75,7 +81,9 @@ $(OBJDIR)/selftests/kcoll/kcoll_fuzz: $(KC_FUZZ_PARTS)
 #  - a dead node and abort on 4 VMs (kcoll_death, ~75 s): node3's network
 #    cut mid-AllReduce is noticed by every survivor within 5 s, and
 #    KCOLL_IOC_ABORT returns within 100 ms with the peer stopped, killed
-#    or cut off.
+#    or cut off; then in the same boot node3's VM killed mid-AllReduce,
+#    and the survivors shrink and run 100 exact AllReduces over 3 ranks
+#    (kcoll_shrink, last: node3 is gone after it).
 KVER ?= 6.1 6.12
 KC_MODULES = $(if $(filter 6.1,$(KVER)),module) $(if $(filter 6.12,$(KVER)),module-6.12)
 KC_T := $(OBJDIR)/selftests/kcoll
@@ -99,9 +107,11 @@ KC_FAULTS = echo "=== check-vm $$v: a rank killed mid-AllReduce"; \
 	echo "=== check-vm $$v: node2's VM frozen mid-AllReduce, 3 s timeout"; \
 	$(KC_FAULT_RUN) -e KCOLL_FAULT_TIMEOUT_MS=3000 -e KCOLL_FAULT_MAX_MS=8000 \
 		-f 'stop-vm:node=2,$(KC_FAULT_MARK)' -- $(KC_T)/kcoll_fault; \
-	echo "=== check-vm $$v: node3 cut off mid-AllReduce, abort with a stopped, killed, cut-off peer"; \
+	echo "=== check-vm $$v: node3 cut off mid-AllReduce, abort with a stopped, killed, cut-off peer," \
+		"node3 killed and the survivors shrink"; \
 	$(KCOLL_VM) run -n 4 -t $(KC_FAULT_TIMEOUT) --kernel $$v --module $$ko --rmmod \
-		$(KC_FAULT_EXTRA) $(KC_DEATH_EXTRA) -- $(KC_T)/kcoll_death;
+		$(KC_FAULT_EXTRA) $(KC_DEATH_EXTRA) -- $(TOP)/selftests/kcoll/run-suite.sh \
+		$(KC_T)/kcoll_death $(KC_T)/kcoll_shrink;
 .PHONY: check-vm
 check-vm: $(KC_MODULES) kcoll-tests
 	@set -e; for v in $(KVER); do \
@@ -260,7 +270,7 @@ module-debug:
 
 check-debug check-debug-faults: KC_FAULT_TIMEOUT = $(DEBUG_TIMEOUT_FAULT)
 check-debug check-debug-faults: KC_FAULT_EXTRA = $(DEBUG_VM_ARGS)
-check-debug check-debug-faults: KC_DEATH_EXTRA = -e KCOLL_DEATH_ABORT_MS=1000
+check-debug check-debug-faults: KC_DEATH_EXTRA = -e KCOLL_DEATH_ABORT_MS=1000 -e KCOLL_SHRINK_MS=10000
 
 # Only the three faults on the debug kernel (check-debug runs them last).
 check-debug-faults: module-debug kcoll-tests
@@ -277,6 +287,7 @@ check-debug: kcoll-tests
 	echo "=== check-debug: kselftests on 4 VMs"; \
 	$(KCOLL_VM) run -n 4 -t $(DEBUG_TIMEOUT_SUITE) --kernel $$v --module $$ko $(DEBUG_VM_ARGS) \
 		-e KCOLL_MATRIX_SIZES=small -e KCOLL_TEST_TIMEOUT_MS=900000 -e KCOLL_LEAVE_NOTICE_MS=5000 \
+		-e KCOLL_STALL_NAME_MS=5000 \
 		-e KCOLL_TEST_CONNECT_TIMEOUT_MS=240000 -- \
 		$(TOP)/selftests/kcoll/run-suite.sh $(KCOLL_SUITE:%=$(KC_T)/%); \
 	$(KC_FAULTS) \

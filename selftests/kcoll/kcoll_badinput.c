@@ -508,6 +508,40 @@ TEST(no_communicator_is_enotconn)
 	EXPECT_EQ(ENOTCONN, errno);
 	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_ABORT, &a));
 	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_PEERS, &(struct kcoll_peers){ .size = 16, .nranks = 1 }));
+	EXPECT_EQ(ENOTCONN, errno);
+	close(fd);
+}
+
+/* KCOLL_IOC_PEERS: a short struct, a short or bad buffer; nothing written on error. */
+TEST(peers_bad_arguments)
+{
+	struct kcoll_peers p = { .size = sizeof(p) };
+	struct cluster c;
+	__u8 fates[2] = { 0x5a, 0x5a };
+	int fd = kc_open(_metadata);
+
+	cluster_single(&c, PORT);
+	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
+	p.size = 8;
+	p.nranks = 1;
+	p.fates = (uintptr_t)fates;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_PEERS, &p));
+	EXPECT_EQ(EINVAL, errno);
+	p.size = sizeof(p);
+	p.nranks = 0;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_PEERS, &p));
+	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_EQ(1, p.nranks);			/* what it needs */
+	EXPECT_EQ(0x5a, fates[0]);
+	p.fates = 8;
+	EXPECT_EQ(-1, ioctl(fd, KCOLL_IOC_PEERS, &p));
+	EXPECT_EQ(EFAULT, errno);
+	p.fates = (uintptr_t)fates;
+	EXPECT_EQ(0, ioctl(fd, KCOLL_IOC_PEERS, &p));
+	EXPECT_EQ(1, p.nranks);
+	EXPECT_EQ(KCOLL_FATE_ALIVE, fates[0]);
+	EXPECT_EQ(0x5a, fates[1]);		/* one byte per rank, no more */
 	close(fd);
 }
 

@@ -157,6 +157,12 @@ static const struct fz_field fz_fault_fields[] = {
 	FZ_FIELD(kcoll_fault, fp_mine, FZ_OUT),
 };
 
+static const struct fz_field fz_peers_fields[] = {
+	FZ_FIELD(kcoll_peers, size, FZ_SIZE),
+	FZ_FIELD(kcoll_peers, nranks, FZ_NUM),
+	FZ_FIELD(kcoll_peers, fates, FZ_PTR),
+};
+
 /* Flag bits a command accepts; a bit defined by a newer header joins here. */
 #ifdef KCOLL_MEM_REG_RDONLY
 #define FZ_REG_FLAGS	KCOLL_MEM_REG_RDONLY
@@ -167,6 +173,7 @@ static const struct fz_field fz_fault_fields[] = {
 /* The commands, indexed by enum fz_cmd_id (the _IOC_NR of each). */
 enum fz_cmd_id {
 	FZ_INFO, FZ_CREATE, FZ_REG, FZ_DEREG, FZ_SUBMIT, FZ_REAP, FZ_ABORT, FZ_FAULT,
+	FZ_PEERS,
 	FZ_NCMDS,
 	FZ_BADCMD = FZ_NCMDS	/* statistics bucket of every other number */
 };
@@ -197,6 +204,7 @@ static const struct fz_cmd fz_cmds[FZ_NCMDS] = {
 			   KCOLL_REAP_WAIT, sizeof(struct kcoll_completion)),
 	[FZ_ABORT] = FZ_CMD("abort", KCOLL_IOC_ABORT, kcoll_abort, fz_abort_fields, 0, 0),
 	[FZ_FAULT] = FZ_CMD("fault", KCOLL_IOC_FAULT, kcoll_fault, fz_fault_fields, 0, 0),
+	[FZ_PEERS] = FZ_CMD("peers", KCOLL_IOC_PEERS, kcoll_peers, fz_peers_fields, 0, 0),
 };
 
 #endif /* KCOLL_FUZZ_ABI_H */

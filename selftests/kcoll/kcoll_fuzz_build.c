@@ -26,7 +26,7 @@ unsigned int fz_pick_bucket(struct fz_rng *r)
 	/* Weights per command, then the bad numbers, out of 100. */
 	static const unsigned int w[FZ_NBUCKETS] = {
 		[FZ_INFO] = 5, [FZ_CREATE] = 7, [FZ_REG] = 12, [FZ_DEREG] = 8,
-		[FZ_SUBMIT] = 33, [FZ_REAP] = 22, [FZ_ABORT] = 2, [FZ_FAULT] = 1,
+		[FZ_SUBMIT] = 33, [FZ_REAP] = 21, [FZ_ABORT] = 2, [FZ_FAULT] = 1, [FZ_PEERS] = 1,
 		[FZ_BADCMD] = 10,
 	};
 	unsigned int x = (unsigned int)fz_below(r, 100), i;
@@ -229,6 +229,16 @@ static void fz_build_fault(struct fz_thread *t, struct fz_call *c)
 	struct kcoll_fault v = { .size = sizeof(v) };
 
 	fz_emit(t, c, &fz_cmds[FZ_FAULT], &v, FZ_MUTATE_PM);
+}
+
+static void fz_build_peers(struct fz_thread *t, struct fz_call *c)
+{
+	struct fz_rng *r = &t->rng;
+	struct kcoll_peers v = { .size = sizeof(v), .fates = (uintptr_t)t->arr };
+
+	/* Mostly room for any communicator, sometimes too little. */
+	v.nranks = (uint32_t)(fz_permille(r, 800) ? 64 : fz_below(r, 4));
+	fz_emit(t, c, &fz_cmds[FZ_PEERS], &v, FZ_MUTATE_PM);
 }
 
 /* Bytes this rank sends and receives: kc_op_buf_bytes() of algo/kc_coll.c. */
@@ -487,6 +497,9 @@ void fz_build(struct fz_thread *t, struct fz_call *c, unsigned int bucket)
 		break;
 	case FZ_FAULT:
 		fz_build_fault(t, c);
+		break;
+	case FZ_PEERS:
+		fz_build_peers(t, c);
 		break;
 	default:
 		fz_build_bad(t, c);

@@ -51,7 +51,27 @@ struct verdict {
 	__u32 kind;	/* KCOLL_IOC_FAULT: enum kcoll_fault_kind */
 	__u32 named;	/* ... the rank at fault */
 	__u32 reporter;	/* ... the rank that found it */
+	__s32 gone;	/* KCOLL_IOC_PEERS: ranks it counts as gone, -errno */
 };
+
+/*
+ * The ranks this one counts as gone (KCOLL_IOC_PEERS), which a shrink
+ * would leave out; a disagreement leaves every rank alive.
+ */
+static int ranks_gone(int fd, unsigned int nranks)
+{
+	__u8 fates[64];
+	struct kcoll_peers p = { .size = sizeof(p), .nranks = nranks,
+				 .fates = (uintptr_t)fates };
+	unsigned int r;
+	int n = 0;
+
+	if (ioctl(fd, KCOLL_IOC_PEERS, &p))
+		return -errno;
+	for (r = 0; r < nranks; r++)
+		n += fates[r] != KCOLL_FATE_ALIVE && fates[r] != KCOLL_FATE_FAILED;
+	return n;
+}
 
 FIXTURE(mm) {
 	int vfd;		/* the verdict communicator */
@@ -136,6 +156,7 @@ static void run_case(struct __test_metadata *_metadata, unsigned int k, const ch
 		v->kind = f.kind;
 		v->named = f.rank;
 		v->reporter = f.reporter;
+		v->gone = ranks_gone(fd, c.nranks);
 		TH_LOG("rank %u: fault kind %u: rank %u, found by rank %u", c.rank, f.kind, f.rank,
 		       f.reporter);
 	}
@@ -175,8 +196,13 @@ static void judge(struct __test_metadata *_metadata, const struct verdict *v, un
 		found += v[r].reporter == r;
 	}
 	EXPECT_LT(0, found) TH_LOG("no rank found the disagreement itself");
-	if (all_fail)
-		EXPECT_EQ(0, ok) TH_LOG("%u ranks completed an AllReduce that needs every rank", ok);
+	if (!all_fail)
+		return;
+	EXPECT_EQ(0, ok) TH_LOG("%u ranks completed an AllReduce that needs every rank", ok);
+	/* Every rank failed on purpose and said so: a shrink keeps them all. */
+	for (r = 0; r < p; r++)
+		EXPECT_EQ(0, v[r].created ? v[r].gone : 0)
+			TH_LOG("rank %u counts %d ranks as gone after a disagreement", r, v[r].gone);
 }
 
 /* Small integers, exact in int32 and fp32: rank r's element i. */

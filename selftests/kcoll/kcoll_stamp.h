@@ -4,8 +4,8 @@
  * on the host's clock: a rank stamps a file in its directory of the
  * shared run directory (9p: the attributes are the host's), and any rank
  * reads another's stamp (needs KCOLL_OUTDIR, which kcoll-vm sets).  And
- * requests to the runner to cut a node off (KCOLL_FAULT_REQ).  For
- * kcoll_death, kcoll_leave and kcoll_stall.
+ * requests to the runner to cut a node off or kill it (KCOLL_FAULT_REQ).
+ * For kcoll_death, kcoll_leave, kcoll_stall and kcoll_shrink.
  */
 #ifndef KCOLL_STAMP_H
 #define KCOLL_STAMP_H
@@ -74,7 +74,8 @@ static inline double stamp_wait(unsigned int rank, const char *name, unsigned in
  * request out on its next poll (0.2 s); a cut is stamped before it is
  * asked for, so times measured from the stamp are upper bounds.
  */
-static inline int link_request(bool up)
+/* Ask the runner for fault @act ("link-down", "kill-vm") on this rank's node. */
+static inline int fault_request(const char *act)
 {
 	const char *req = getenv("KCOLL_FAULT_REQ");
 	char line[64];
@@ -82,8 +83,7 @@ static inline int link_request(bool up)
 
 	if (!req)
 		return -1;
-	n = snprintf(line, sizeof(line), "link-%s:node=%d\n", up ? "up" : "down",
-		     env_u32("KCOLL_NODE", 0));
+	n = snprintf(line, sizeof(line), "%s:node=%d\n", act, env_u32("KCOLL_NODE", 0));
 	fd = open(req, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -91,6 +91,11 @@ static inline int link_request(bool up)
 		ret = 0;
 	close(fd);
 	return ret;
+}
+
+static inline int link_request(bool up)
+{
+	return fault_request(up ? "link-up" : "link-down");
 }
 
 #endif /* KCOLL_STAMP_H */

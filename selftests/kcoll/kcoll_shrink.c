@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcoll.ko selftest: the survivors of a dead node carry on
+ * (coll_comm_shrink()).
+ *
+ *  - healthy_shrink_is_a_duplicate: with every rank alive, a shrink gives
+ *    a communicator of the same ranks, and an AllReduce on it is exact.
+ *  - survivors_shrink_and_carry_on: every rank runs 256 KiB AllReduces
+ *    through libcoll and checks each result; at operation
+ *    KCOLL_SHRINK_KILL_AT (10) the highest rank asks the runner to kill
+ *    its VM (kill-vm: qemu gets SIGKILL) and goes on until it is gone.
+ *    Every survivor's operation must then fail with ECONNRESET or
+ *    EHOSTUNREACH naming the dead rank, never before the request; the
+ *    survivors shrink and run KCOLL_SHRINK_OPS (100) AllReduces over the
+ *    ranks left, each result exact.  From the failure to the end of the
+ *    first operation on the new communicator must take less than
+ *    KCOLL_SHRINK_MS (1000 ms): its creation waits for the slowest
+ *    survivor's failure, which is part of the bound.
+ *
+ * Each survivor prints what it measured ("shrink:" lines).  Needs 3 or
+ * more VMs of one rank each and the runner's fault requests
+ * (KCOLL_FAULT_REQ); skips otherwise (exit 4 without /dev/kcoll).  The
+ * victim's VM is gone at the end: run it last in a boot.
+ *
+ *   kcoll-vm run -n 4 --module kcoll.ko --rmmod -- kcoll_shrink
+ */
+#include <arpa/inet.h>
+#include <limits.h>
+
+#include "kselftest_harness.h"
+#include "kcoll_util.h"
+#include "kcoll_stamp.h"
+#include "coll.h"
+
+#define COUNT		(1u << 16)	/* 256 KiB of fp32 */
+#define KILL_AT		((uint32_t)env_u32("KCOLL_SHRINK_KILL_AT", 10))
+#define OPS_AFTER	((uint32_t)env_u32("KCOLL_SHRINK_OPS", 100))
+#define SHRINK_MAX_MS	((double)env_u32("KCOLL_SHRINK_MS", 1000))
+/* The victim gives up waiting for its end after this long. */
+#define VICTIM_MAX_S	60.0
+
+#define LOG(...) do { ksft_print_msg(__VA_ARGS__); fflush(stdout); } while (0)
+
+static double now_ms(void)
+{
+	return kc_now_s() * 1e3;
+}
+
+/* Rank @r's input to operation @op: small integers, so every sum is exact. */
+static float input(uint32_t r, uint32_t op, uint32_t i)
+{
+	return (float)((r + 1) * (op % 7 + 1) + i % 13);
+}
+
+static void fill(float *b, uint32_t r, uint32_t op)
+{
+	uint32_t i;
+
+	for (i = 0; i < COUNT; i++)
+		b[i] = input(r, op, i);
+}
+
+/* The first wrong element of the sum over ranks 0..@n-1, or -1. */
+static long check(const float *b, uint32_t n, uint32_t op)
+{
+	uint32_t i, r;
+
+	for (i = 0; i < COUNT; i++) {
+		float want = 0;
+
+		for (r = 0; r < n; r++)
+			want += input(r, op, i);
+		if (b[i] != want)
+			return i;
+	}
+	return -1;
+}
+
+/* One rank per VM, a server each: the cluster's ranks as libcoll takes them. */
+static void rank_descs(const struct cluster *c, struct coll_rank_desc *d)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nranks; i++) {
+		memset(&d[i], 0, sizeof(d[i]));
+		inet_ntop(AF_INET, c->ranks[i].addr, d[i].addr, sizeof(d[i].addr));
+		d[i].port = c->ranks[i].port;
+		d[i].server_id = i;
+	}
+}
+
+/* One AllReduce of operation @op on @comm, checked over its @n ranks. */
+static int allreduce(coll_comm_t *comm, float *b, uint32_t rank, uint32_t n, uint32_t op,
+		     long *bad)
+{
+	int ret;
+
+	fill(b, rank, op);
+	ret = coll_allreduce_sync(comm, b, b, COUNT, COLL_FLOAT, COLL_SUM);
+	*bad = ret ? -1 : check(b, n, op);
+	return ret;
+}
+
+TEST(healthy_shrink_is_a_duplicate)
+{
+	struct coll_comm_opts opts = { .size = sizeof(opts), .timeout_ms = 20000,
+				       .connect_timeout_ms = 20000 };
+	struct coll_rank_desc d[64];
+	coll_comm_t *comm = NULL, *nc = NULL;
+	struct cluster c;
+	long bad;
+	float *b;
+
+	if (access(KC_DEV, F_OK))
+		SKIP(return, "no %s", KC_DEV);
+	if (cluster_get_port(&c, 305) || c.nranks < 2)
+		SKIP(return, "needs peers (run under kcoll-vm with -n >= 2)");
+	b = map_buf(COUNT * sizeof(float));
+	ASSERT_NE(NULL, b);
+	rank_descs(&c, d);
+	ASSERT_EQ(0, coll_comm_init_ranks(d, c.nranks, c.rank, &opts, &comm))
+		TH_LOG("create: %s", coll_last_error());
+	ASSERT_EQ(0, allreduce(comm, b, c.rank, c.nranks, 0, &bad));
+	ASSERT_EQ(0, coll_comm_shrink(comm, &nc)) TH_LOG("shrink: %s", coll_last_error());
+	EXPECT_EQ((int)c.nranks, coll_comm_size(nc));
+	EXPECT_EQ((int)c.rank, coll_comm_rank(nc));
+	ASSERT_EQ(0, allreduce(nc, b, c.rank, c.nranks, 1, &bad))
+		TH_LOG("on the new communicator: %s", coll_last_error());
+	EXPECT_EQ(-1, bad) TH_LOG("element %ld wrong", bad);
+	/* The old one still works, and the two stay apart. */
+	ASSERT_EQ(0, allreduce(comm, b, c.rank, c.nranks, 2, &bad));
+	EXPECT_EQ(-1, bad) TH_LOG("element %ld wrong", bad);
+	coll_comm_destroy(nc);
+	coll_comm_destroy(comm);
+	munmap(b, COUNT * sizeof(float));
+}
+
+TEST(survivors_shrink_and_carry_on)
+{
+	struct coll_comm_opts opts = { .size = sizeof(opts), .timeout_ms = 20000,
+				       .connect_timeout_ms = 20000 };
+	struct coll_rank_desc d[64];
+	coll_comm_t *comm = NULL, *nc = NULL;
+	uint32_t op, victim, n;
+	double t_err, t_first, t_shrunk;
+	struct cluster c;
+	long bad;
+	float *b;
+	int ret;
+
+	if (access(KC_DEV, F_OK))
+		SKIP(return, "no %s", KC_DEV);
+	if (cluster_get_port(&c, 310) || c.nranks < 3 ||
+	    env_u32("KCOLL_RANKS_PER_NODE", 1) != 1 || !getenv("KCOLL_FAULT_REQ"))
+		SKIP(return, "needs 3 or more VMs of one rank and kcoll-vm's fault requests");
+	victim = c.nranks - 1;
+	n = c.nranks;
+	b = map_buf(COUNT * sizeof(float));
+	ASSERT_NE(NULL, b);
+	rank_descs(&c, d);
+	ASSERT_EQ(0, coll_comm_init_ranks(d, n, c.rank, &opts, &comm))
+		TH_LOG("create: %s", coll_last_error());
+
+	if (c.rank == victim) {
+		double until = 0;
+
+		for (op = 0;; op++) {
+			if (op == KILL_AT) {
+				ASSERT_EQ(0, fault_request("kill-vm"));
+				LOG("shrink: rank %u: asked for its VM's end at operation %u\n",
+				    c.rank, op);
+				until = kc_now_s() + VICTIM_MAX_S;
+			}
+			ret = allreduce(comm, b, c.rank, n, op, &bad);
+			ASSERT_TRUE(!until || kc_now_s() < until)
+				TH_LOG("the runner did not kill this VM");
+			/* The survivors have left for good: wait for the end. */
+			while (ret && kc_now_s() < until)
+				sleep_ms(1000);
+			ASSERT_EQ(0, ret) TH_LOG("the runner did not kill this VM");
+		}
+	}
+
+	for (op = 0;; op++) {
+		ret = allreduce(comm, b, c.rank, n, op, &bad);
+		if (ret)
+			break;
+		ASSERT_EQ(-1, bad) TH_LOG("operation %u: element %ld wrong", op, bad);
+	}
+	t_err = now_ms();
+	LOG("shrink: rank %u: failed after %u operations: %s\n", c.rank, op, coll_last_error());
+	ASSERT_LE(KILL_AT, op) TH_LOG("failed before the victim asked for its end");
+	ASSERT_TRUE(ret == -ECONNRESET || ret == -EHOSTUNREACH) TH_LOG("%s", coll_strerror(ret));
+	{
+		char who[32];
+
+		snprintf(who, sizeof(who), "rank %u", victim);
+		ASSERT_NE(NULL, strstr(coll_last_error(), who))
+			TH_LOG("the error does not name %s", who);
+	}
+
+	ASSERT_EQ(0, coll_comm_shrink(comm, &nc)) TH_LOG("shrink: %s", coll_last_error());
+	t_shrunk = now_ms();
+	ASSERT_EQ((int)n - 1, coll_comm_size(nc));
+	ASSERT_EQ((int)c.rank, coll_comm_rank(nc));
+	ASSERT_EQ(0, allreduce(nc, b, c.rank, n - 1, 0, &bad))
+		TH_LOG("first operation: %s", coll_last_error());
+	t_first = now_ms();
+	ASSERT_EQ(-1, bad) TH_LOG("first operation: element %ld wrong", bad);
+	LOG("shrink: rank %u: shrunk to %u ranks in %.0f ms, first operation done %.0f ms "
+	    "after the failure\n", c.rank, n - 1, t_shrunk - t_err, t_first - t_err);
+	EXPECT_GT(SHRINK_MAX_MS, t_first - t_err);
+	for (op = 1; op < OPS_AFTER; op++) {
+		ASSERT_EQ(0, allreduce(nc, b, c.rank, n - 1, op, &bad))
+			TH_LOG("operation %u: %s", op, coll_last_error());
+		ASSERT_EQ(-1, bad) TH_LOG("operation %u: element %ld wrong", op, bad);
+	}
+	LOG("shrink: rank %u: %u exact AllReduces over %u ranks\n", c.rank, OPS_AFTER, n - 1);
+	coll_comm_destroy(nc);
+	coll_comm_destroy(comm);
+	munmap(b, COUNT * sizeof(float));
+}
+
+TEST_HARNESS_MAIN
