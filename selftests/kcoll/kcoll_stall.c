@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kcoll.ko selftest: an operation that makes no progress names the rank
- * to blame on every survivor, within 2 x stall_ms of its submission.
+ * to blame on every survivor, within 2 x stall_ms of its last progress.
  *
  * stall_ms is set to STALL_MS through sysfs on every node (restored at
  * the end).  Every rank runs a small AllReduce (operation 1); then the
@@ -22,8 +22,10 @@
  * Each survivor submits the operation that will stall, then reads its
  * communicator's stall record through generic netlink (collctl's client,
  * KCOLL_CMD_COMM_GET) until a culprit is named, and asserts the rank, the
- * operation, the reason and the time (under 2 x stall_ms, or
- * KCOLL_STALL_NAME_MS).  Once every survivor stamped that it is done
+ * operation, the reason and the time from the operation's last progress
+ * to the name (under 2 x stall_ms, or KCOLL_STALL_NAME_MS; a rank that
+ * still exchanged with another after the culprit fell silent stalls
+ * later than the others).  Once every survivor stamped that it is done
  * (kcoll_stamp.h), the last rank submits (or is continued, or joins the
  * network again) and every operation completes; with the node cut off
  * the survivors close only then, since a rank that closes with the
@@ -240,7 +242,9 @@ static void stall_case(struct __test_metadata *_metadata, unsigned int k, enum h
 	}
 	EXPECT_EQ(KCOLL_OP_ALLREDUCE, s.op);
 	EXPECT_EQ(COUNT * sizeof(float), s.bytes);
-	EXPECT_GT(NAME_MAX_MS, ms) TH_LOG("named after %.0f ms, stall_ms %u", ms, STALL_MS);
+	EXPECT_GT(NAME_MAX_MS, s.stall_ms + s.named_ms)
+		TH_LOG("named %u ms after the last progress, stall_ms %u", s.stall_ms + s.named_ms,
+		       STALL_MS);
 	if (how != HOLD_CUT) {
 		/* The last rank goes on: the operation completes. */
 		EXPECT_EQ(0, wait_one(fd, &cpl));
