@@ -51,26 +51,30 @@ struct verdict {
 	__u32 kind;	/* KCOLL_IOC_FAULT: enum kcoll_fault_kind */
 	__u32 named;	/* ... the rank at fault */
 	__u32 reporter;	/* ... the rank that found it */
-	__s32 gone;	/* KCOLL_IOC_PEERS: ranks it counts as gone, -errno */
+	__s32 peers_err;	/* KCOLL_IOC_PEERS failed: -errno */
+	__u64 gone;	/* ... bit r: it counts rank r as gone */
 };
 
 /*
  * The ranks this one counts as gone (KCOLL_IOC_PEERS), which a shrink
- * would leave out; a disagreement leaves every rank alive.
+ * would leave out: a disagreement leaves every rank that took part
+ * alive.  (One whose creation failed, because the others had already
+ * failed, left without a word and is rightly gone.)
  */
-static int ranks_gone(int fd, unsigned int nranks)
+static void ranks_gone(int fd, unsigned int nranks, struct verdict *v)
 {
 	__u8 fates[64];
 	struct kcoll_peers p = { .size = sizeof(p), .nranks = nranks,
 				 .fates = (uintptr_t)fates };
 	unsigned int r;
-	int n = 0;
 
-	if (ioctl(fd, KCOLL_IOC_PEERS, &p))
-		return -errno;
+	if (ioctl(fd, KCOLL_IOC_PEERS, &p)) {
+		v->peers_err = -errno;
+		return;
+	}
 	for (r = 0; r < nranks; r++)
-		n += fates[r] != KCOLL_FATE_ALIVE && fates[r] != KCOLL_FATE_FAILED;
-	return n;
+		if (fates[r] != KCOLL_FATE_ALIVE && fates[r] != KCOLL_FATE_FAILED)
+			v->gone |= 1ull << r;
 }
 
 FIXTURE(mm) {
@@ -156,7 +160,7 @@ static void run_case(struct __test_metadata *_metadata, unsigned int k, const ch
 		v->kind = f.kind;
 		v->named = f.rank;
 		v->reporter = f.reporter;
-		v->gone = ranks_gone(fd, c.nranks);
+		ranks_gone(fd, c.nranks, v);
 		TH_LOG("rank %u: fault kind %u: rank %u, found by rank %u", c.rank, f.kind, f.rank,
 		       f.reporter);
 	}
@@ -174,6 +178,7 @@ static void judge(struct __test_metadata *_metadata, const struct verdict *v, un
 		  const unsigned int *grp, bool all_fail)
 {
 	unsigned int r, found = 0, ok = 0;
+	__u64 took_part = 0;
 
 	for (r = 0; r < p; r++) {
 		TH_LOG("rank %u: %s, %u wrong, fault %u naming rank %u (found by %u)", r,
@@ -199,10 +204,17 @@ static void judge(struct __test_metadata *_metadata, const struct verdict *v, un
 	if (!all_fail)
 		return;
 	EXPECT_EQ(0, ok) TH_LOG("%u ranks completed an AllReduce that needs every rank", ok);
-	/* Every rank failed on purpose and said so: a shrink keeps them all. */
+	/* Every rank that took part failed on purpose and said so: a shrink keeps them. */
 	for (r = 0; r < p; r++)
-		EXPECT_EQ(0, v[r].created ? v[r].gone : 0)
-			TH_LOG("rank %u counts %d ranks as gone after a disagreement", r, v[r].gone);
+		took_part |= v[r].created ? 1ull << r : 0;
+	for (r = 0; r < p; r++) {
+		if (!v[r].created)
+			continue;
+		EXPECT_EQ(0, v[r].peers_err) TH_LOG("rank %u: KCOLL_IOC_PEERS: %d", r, v[r].peers_err);
+		EXPECT_EQ(0, v[r].gone & took_part)
+			TH_LOG("rank %u counts ranks %#llx as gone after a disagreement", r,
+			       (unsigned long long)(v[r].gone & took_part));
+	}
 }
 
 /* Small integers, exact in int32 and fp32: rank r's element i. */
