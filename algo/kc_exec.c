@@ -580,6 +580,17 @@ int kc_exec_peer_gone(struct kc_exec *ex, u32 peer, int err)
 	return kc_advance(ex);
 }
 
+bool kc_exec_needs(const struct kc_exec *ex, u32 peer)
+{
+	u32 p = kc_peer_index(ex, peer);
+	const struct kc_exec_peer *pe;
+
+	if (ex->status != -EINPROGRESS || p == KC_NONE)
+		return false;
+	pe = &ex->pe[p];
+	return pe->send_left || pe->recv_left > pe->held_n || pe->inflight;
+}
+
 u32 kc_exec_waiting(const struct kc_exec *ex, u32 *peer, u32 *msg_seq, u32 *round)
 {
 	u32 i;

@@ -223,6 +223,12 @@ int kc_exec_recv(struct kc_exec *ex, u32 peer, u32 tag, const void *data, u32 le
  * given.  Otherwise the operation ends with @err.  Returns the status.
  */
 int kc_exec_peer_gone(struct kc_exec *ex, u32 peer, int err);
+/*
+ * Whether the running operation still waits for rank @peer: a message to
+ * send or to receive, or a credit for one it sent.  No side effect: for a
+ * rank that another one says is gone, while its connection still stands.
+ */
+bool kc_exec_needs(const struct kc_exec *ex, u32 peer);
 /* End the operation with @err (a peer vanished, a timeout, ...). */
 int kc_exec_fail(struct kc_exec *ex, int err);
 

@@ -101,12 +101,27 @@ static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *o
 
 	for (i = 0; i < comm->nranks && op->ex_ready; i++) {
 		const struct kcoll_conn *conn = &comm->conns[i];
+		u32 named = conn->bye_rank;
 
 		if (i == comm->rank || kc_exec_status(&op->ex) != -EINPROGRESS ||
 		    (!READ_ONCE(conn->departed) && !READ_ONCE(conn->bye_kind)))
 			continue;
-		if (kc_exec_peer_gone(&op->ex, i, -ECONNRESET) == -ECONNRESET)
+		if (kc_exec_peer_gone(&op->ex, i, -ECONNRESET) == -ECONNRESET) {
 			kcoll_ctl_peer_gone(comm, op, i);
+			continue;
+		}
+		/*
+		 * An operation that still waits for the rank it blames fails
+		 * now: a node that died is otherwise noticed only when this
+		 * rank's own sends to it run out of retries, seconds after the
+		 * teller's.  (Only fails: that rank's connection still stands,
+		 * so nothing of the operation is given up as delivered.)
+		 */
+		if (conn->bye_kind && named != i && named != comm->rank && named < comm->nranks &&
+		    kc_exec_needs(&op->ex, named)) {
+			kc_exec_fail(&op->ex, -ECONNRESET);
+			kcoll_ctl_peer_gone(comm, op, i);
+		}
 	}
 }
 
