@@ -59,10 +59,15 @@ void kcoll_ctl_init(struct kcoll_ctl *m, u8 type, u32 op_num)
 	m->op_num = cpu_to_le32(op_num);
 }
 
-/* The peer of @conn is up and has not left: a control message may go to it. */
+/*
+ * The peer of @conn is up and its process has not said it leaves: a
+ * control message may go to it.  A peer that said its communicator failed
+ * is alive, and is told in turn: else, having failed first, it would
+ * count this rank as gone when this one's QPs stop (KCOLL_IOC_PEERS).
+ */
 bool kcoll_ctl_conn_usable(const struct kcoll_conn *conn)
 {
-	return !READ_ONCE(conn->lost) && !conn->bye_kind &&
+	return !READ_ONCE(conn->lost) && (!conn->bye_kind || conn->told) &&
 	       READ_ONCE(conn->state) == KCOLL_CONN_UP;
 }
 
