@@ -76,9 +76,15 @@ static long check(const float *b, uint32_t n, uint32_t op)
 	return -1;
 }
 
-/* One rank per VM, a server each: the cluster's ranks as libcoll takes them. */
-static void rank_descs(const struct cluster *c, struct coll_rank_desc *d)
+/*
+ * The cluster's communicator through libcoll: one rank per VM, a server
+ * each.  0 or a negative errno (coll_last_error() says why).
+ */
+static int create(const struct cluster *c, coll_comm_t **comm)
 {
+	struct coll_comm_opts opts = { .size = sizeof(opts), .timeout_ms = 20000,
+				       .connect_timeout_ms = 20000 };
+	struct coll_rank_desc d[64];
 	unsigned int i;
 
 	for (i = 0; i < c->nranks; i++) {
@@ -87,6 +93,7 @@ static void rank_descs(const struct cluster *c, struct coll_rank_desc *d)
 		d[i].port = c->ranks[i].port;
 		d[i].server_id = i;
 	}
+	return coll_comm_init_ranks(d, c->nranks, c->rank, &opts, comm);
 }
 
 /* One AllReduce of operation @op on @comm, checked over its @n ranks. */
@@ -103,9 +110,6 @@ static int allreduce(coll_comm_t *comm, float *b, uint32_t rank, uint32_t n, uin
 
 TEST(healthy_shrink_is_a_duplicate)
 {
-	struct coll_comm_opts opts = { .size = sizeof(opts), .timeout_ms = 20000,
-				       .connect_timeout_ms = 20000 };
-	struct coll_rank_desc d[64];
 	coll_comm_t *comm = NULL, *nc = NULL;
 	struct cluster c;
 	long bad;
@@ -117,9 +121,7 @@ TEST(healthy_shrink_is_a_duplicate)
 		SKIP(return, "needs peers (run under kcoll-vm with -n >= 2)");
 	b = map_buf(COUNT * sizeof(float));
 	ASSERT_NE(NULL, b);
-	rank_descs(&c, d);
-	ASSERT_EQ(0, coll_comm_init_ranks(d, c.nranks, c.rank, &opts, &comm))
-		TH_LOG("create: %s", coll_last_error());
+	ASSERT_EQ(0, create(&c, &comm)) TH_LOG("create: %s", coll_last_error());
 	ASSERT_EQ(0, allreduce(comm, b, c.rank, c.nranks, 0, &bad));
 	ASSERT_EQ(0, coll_comm_shrink(comm, &nc)) TH_LOG("shrink: %s", coll_last_error());
 	EXPECT_EQ((int)c.nranks, coll_comm_size(nc));
@@ -137,9 +139,6 @@ TEST(healthy_shrink_is_a_duplicate)
 
 TEST(survivors_shrink_and_carry_on)
 {
-	struct coll_comm_opts opts = { .size = sizeof(opts), .timeout_ms = 20000,
-				       .connect_timeout_ms = 20000 };
-	struct coll_rank_desc d[64];
 	coll_comm_t *comm = NULL, *nc = NULL;
 	uint32_t op, victim, n;
 	double t_err, t_first, t_shrunk;
@@ -157,9 +156,7 @@ TEST(survivors_shrink_and_carry_on)
 	n = c.nranks;
 	b = map_buf(COUNT * sizeof(float));
 	ASSERT_NE(NULL, b);
-	rank_descs(&c, d);
-	ASSERT_EQ(0, coll_comm_init_ranks(d, n, c.rank, &opts, &comm))
-		TH_LOG("create: %s", coll_last_error());
+	ASSERT_EQ(0, create(&c, &comm)) TH_LOG("create: %s", coll_last_error());
 
 	if (c.rank == victim) {
 		double until = 0;

@@ -105,6 +105,17 @@ static int stall_wait(__u64 id, struct kcoll_stall *out, unsigned int ms)
 
 enum hold { HOLD_SKIP, HOLD_STOP, HOLD_CUT };
 
+/* Wait for stamp @done of every survivor (every rank but the last of @nranks). */
+static void survivors_done(struct __test_metadata *_metadata, unsigned int nranks,
+			   const char *done)
+{
+	unsigned int r;
+
+	for (r = 0; r + 1 < nranks; r++) {
+		EXPECT_LT(0, stamp_wait(r, done, HOLD_MAX_MS)) TH_LOG("rank %u never finished", r);
+	}
+}
+
 /* The stopped rank's process: operation 1, operation 2 and SIGSTOP, then 3. */
 static void stopper(const struct cluster *c, float *b)
 {
@@ -151,8 +162,7 @@ static void hold_back(struct __test_metadata *_metadata, const struct cluster *c
 		stamp(c->rank, "stall-cut");
 		ASSERT_EQ(0, link_request(false));
 	}
-	for (r = 0; r + 1 < c->nranks; r++)
-		EXPECT_LT(0, stamp_wait(r, done, HOLD_MAX_MS)) TH_LOG("rank %u never finished", r);
+	survivors_done(_metadata, c->nranks, done);
 	if (how == HOLD_CUT) {
 		link_request(true);
 		/* The runner's next poll, and ARP answered again. */
@@ -257,9 +267,7 @@ static void stall_case(struct __test_metadata *_metadata, unsigned int k, enum h
 		 * still exchanged with another when the cut one fell silent):
 		 * close only once every survivor is done.
 		 */
-		for (i = 0; i < last; i++)
-			EXPECT_LT(0, stamp_wait(i, done, HOLD_MAX_MS)) TH_LOG("rank %llu never finished",
-									     (unsigned long long)i);
+		survivors_done(_metadata, c.nranks, done);
 	}
 	close(fd);
 out:
