@@ -228,6 +228,7 @@ struct kcoll_rx {
 	u64 dma;
 	u32 len;			/* bytes that arrived */
 	u32 tag;
+	bool posted;			/* on the RQ (kcoll_adopt.c reposts the rest) */
 };
 
 /* One send work request: header and data (up to KCOLL_MAX_SGE pieces) or a credit. */
@@ -294,6 +295,7 @@ struct kcoll_conn {
 	u32 bye_code;
 	/* it said its communicator failed (VERDICT, PEER_FAULT): it is alive */
 	bool told;
+	u32 fail_err;			/* PEER_FAULT with nobody to blame: its errno */
 	/* the peer's answer to this rank's last probe (kcoll_stall.c) */
 	bool probed;			/* a probe went out to it */
 	bool replied;
@@ -302,6 +304,21 @@ struct kcoll_conn {
 	u32 rep_flags;			/* KCOLL_CTL_REPLY_* */
 	u32 rep_pid;
 	u32 rep_w[KCOLL_CTL_W_WORDS];	/* what it waits for: KCOLL_CTL_W_* */
+	/*
+	 * Shrink (kcoll_adopt.c).  parked: the communicator failed and the
+	 * connection outlives it for a communicator of the survivors;
+	 * adopted: one took it over and waits for the peer's RESET; reused:
+	 * it is up that way, without a handshake (for observers).
+	 */
+	bool parked;
+	bool adopted;
+	bool reused;
+	/* the peer's KCOLL_CTL_RESET, once it arrived: whose connection it is now */
+	bool reset_seen;
+	u32 reset_rank;			/* the peer's rank in that communicator */
+	u32 reset_other;		/* this rank's */
+	u32 reset_nranks;
+	u8 reset_uid[KCOLL_UID_BYTES];
 };
 
 /* kcoll_conn.c: one connection, and the tear-down of all of a communicator's. */
@@ -309,6 +326,7 @@ int kcoll_conn_start(struct kcoll_conn *conn);
 int kcoll_conn_accept(struct kcoll_conn *conn, struct rdma_cm_id *id,
 		      const struct kcoll_cm_req *req);
 void kcoll_conn_destroy(struct kcoll_conn *conn, int state);
+void kcoll_conn_stop(struct kcoll_conn *conn);
 int kcoll_check_dev_sges(struct kcoll_comm *comm, struct ib_device *dev);
 int kcoll_conn_wc_err(struct kcoll_conn *conn, const struct ib_wc *wc);
 u32 kcoll_cm_flags(const struct kcoll_comm *comm);
@@ -379,10 +397,31 @@ extern const struct kc_xport_ops kcoll_xport_ops;
 int kcoll_conn_alloc_queues(struct kcoll_conn *conn);
 void kcoll_conn_free_queues(struct kcoll_conn *conn);
 int kcoll_conn_post_rx_all(struct kcoll_conn *conn);
+int kcoll_rx_post(struct kcoll_rx *rx);
 int kcoll_conn_send_proof(struct kcoll_conn *conn);
 void kcoll_conn_probe(struct kcoll_conn *conn);
 void kcoll_conn_feed_early(struct kcoll_conn *conn);
 int kcoll_conn_send_ctl(struct kcoll_conn *conn, const struct kcoll_ctl *m);
+
+/*
+ * kcoll_adopt.c: a shrink takes the failed parent's connections over.
+ * KCOLL_CREATE_F_PARENT: @comm the parent (its file held), @ranks each
+ * new rank's rank in it.
+ */
+struct kcoll_parent {
+	struct kcoll_comm *comm;
+	u32 *ranks;
+};
+
+/* How long a connecting side waits for the peer's RESET before it connects anew. */
+#define KCOLL_ADOPT_WAIT_MS	1000
+
+void kcoll_conns_park(struct kcoll_comm *comm);
+bool kcoll_conns_parkable_quiet(struct kcoll_comm *comm);
+u32 kcoll_conns_adopt(struct kcoll_comm *comm, const struct kcoll_parent *parent);
+void kcoll_adopt_ctl(struct kcoll_conn *conn, const struct kcoll_ctl *m);
+void kcoll_adopt_failed(struct kcoll_conn *conn, int err);
+struct kcoll_conn *kcoll_conn_lock(struct kcoll_conn *const *owner);
 
 struct kcoll_comm_op;
 
@@ -611,6 +650,7 @@ struct kcoll_comm {
 	struct work_struct lost_work;	/* a peer left: does the op need it? */
 	struct work_struct qp_err_work;	/* a QP reported a fatal error */
 	struct kcoll_stats stats;
+	u32 reused;			/* connections taken over from a parent, up */
 	struct kcoll_hist *hist;	/* flight record (kcoll_history.c), may be NULL */
 	bool fail_notified;		/* the op-failure event went out */
 	/* why the first operation failed (kcoll_ctl.c), KCOLL_IOC_FAULT */
@@ -653,13 +693,15 @@ struct kcoll_comm {
 
 /*
  * Creation in two steps: kcoll_comm_create() checks the arguments, builds
- * the communicator and listens (it does not wait); kcoll_comm_connect()
+ * the communicator, takes over what @parent (NULL: none) can give
+ * (kcoll_adopt.c) and listens (it does not wait); kcoll_comm_connect()
  * waits for every peer (interruptibly; kcoll_comm_cancel() from another
  * thread ends it with -ECANCELED).  A communicator whose connect failed
  * is freed with kcoll_comm_discard().
  */
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
-				     struct kcoll_rank *ranks, const char *algo, const u8 *secret);
+				     struct kcoll_rank *ranks, const char *algo, const u8 *secret,
+				     const struct kcoll_parent *parent);
 int kcoll_comm_connect(struct kcoll_comm *comm);
 void kcoll_comm_cancel(struct kcoll_comm *comm);
 void kcoll_comm_discard(struct kcoll_comm *comm);

@@ -11,8 +11,9 @@
  *
  * comm->lock serialises everything that touches the executor; it is taken
  * from the ioctl and from CQ completion work (process context).  A fatal
- * error first stops the QPs (fail_work, without comm->lock, since draining
- * waits for completion work that needs it), then completes every
+ * error first stops the QPs, or parks those with no send left for a
+ * shrink to take over (fail_work, without comm->lock, since draining waits
+ * for completion work that needs it; kcoll_adopt.c), then completes every
  * outstanding operation: no DMA can touch a buffer after its operation
  * completed.
  *
@@ -92,8 +93,9 @@ static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_comm_op *op,
 
 /*
  * Tell the operation about every peer that has left: drained after a
- * disconnect, or said farewell (all it sent came before that).  The one
- * whose leaving fails it is named.  comm->lock held.
+ * disconnect, said farewell, or said its communicator failed (all it sent
+ * came before that).  The one whose leaving fails it is named.
+ * comm->lock held.
  */
 static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 {
@@ -104,7 +106,7 @@ static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *o
 		u32 named = conn->bye_rank;
 
 		if (i == comm->rank || kc_exec_status(&op->ex) != -EINPROGRESS ||
-		    (!READ_ONCE(conn->departed) && !READ_ONCE(conn->bye_kind)))
+		    (!READ_ONCE(conn->departed) && !READ_ONCE(conn->bye_kind) && !conn->told))
 			continue;
 		if (kc_exec_peer_gone(&op->ex, i, -ECONNRESET) == -ECONNRESET) {
 			kcoll_ctl_peer_gone(comm, op, i);
@@ -330,26 +332,17 @@ static void kcoll_comm_qp_err_work(struct work_struct *work)
 	mutex_unlock(&comm->lock);
 }
 
-/* No control message is posted (a wait_event() condition, lockless). */
-static bool kcoll_comm_ctl_quiet(struct kcoll_comm *comm)
-{
-	u32 i;
-
-	/* A peer that disconnected acknowledges nothing more: not waited for. */
-	for (i = 0; i < comm->nranks; i++)
-		if (READ_ONCE(comm->conns[i].ctl_busy) && !READ_ONCE(comm->conns[i].lost))
-			return false;
-	return true;
-}
-
 static void kcoll_comm_fail_work(struct work_struct *work)
 {
 	struct kcoll_comm *comm = container_of(work, struct kcoll_comm, fail_work);
 
-	/* A verdict for the peers goes out before the QPs stop (bounded). */
-	wait_event_timeout(comm->done_wq, kcoll_comm_ctl_quiet(comm),
+	/*
+	 * A verdict for the peers goes out before the QPs stop, and the
+	 * connections a shrink may reuse settle (bounded; kcoll_adopt.c).
+	 */
+	wait_event_timeout(comm->done_wq, kcoll_conns_parkable_quiet(comm),
 			   msecs_to_jiffies(READ_ONCE(comm->ctl_wait_ms)));
-	kcoll_conns_stop(comm);
+	kcoll_conns_park(comm);
 	mutex_lock(&comm->lock);
 	comm->dead = true;
 	kcoll_comm_advance(comm);
@@ -637,16 +630,40 @@ static void kcoll_comm_free(struct kcoll_comm *comm)
 }
 
 /*
+ * Destroy the connections of a communicator that never came up, with the
+ * work they may have queued.
+ */
+static void kcoll_comm_drop_conns(struct kcoll_comm *comm)
+{
+	/*
+	 * A peer that went away while we connected has queued lost_work or
+	 * fail_work; neither may run on the freed communicator.  Once dead is
+	 * set nothing queues them again (kcoll_comm_lost(), kcoll_comm_fail()).
+	 */
+	mutex_lock(&comm->lock);
+	comm->dead = true;
+	mutex_unlock(&comm->lock);
+	cancel_work_sync(&comm->fail_work);
+	cancel_work_sync(&comm->lost_work);
+	kcoll_conns_destroy(comm);
+	/* No QP is left to report an error; dead: it queues nothing more. */
+	cancel_work_sync(&comm->qp_err_work);
+}
+
+/*
  * Create the communicator of a file, up to listening: nothing here waits
  * for a peer (kcoll_comm_connect() does).  @ranks (taken over) was copied
  * from user space; @algo is NULL for the sysfs default; @secret
- * (arg->secret_len bytes) NULL for none.
+ * (arg->secret_len bytes) NULL for none; @parent NULL unless a shrink
+ * gives the failed communicator whose connections it may take over.
  */
 struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
-				     struct kcoll_rank *ranks, const char *algo, const u8 *secret)
+				     struct kcoll_rank *ranks, const char *algo, const u8 *secret,
+				     const struct kcoll_parent *parent)
 {
 	struct kcoll_tunables *tun;
 	struct kcoll_comm *comm;
+	bool adopted = false;
 	u32 i;
 	int ret;
 
@@ -739,11 +756,17 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	if (ret)
 		goto err_free;
 
-	/* Last: from here on the node's listener hands it requests. */
 	comm->net = get_net(current->nsproxy->net_ns);
+	/* Before it listens: the listener sets up only connections left IDLE. */
+	adopted = parent && kcoll_conns_adopt(comm, parent);
+	/* Last: from here on the node's listener hands it requests. */
 	mutex_lock(&comm->conn_lock);
 	ret = kcoll_listen_attach(comm, ranks[comm->rank].port != 0);
 	mutex_unlock(&comm->conn_lock);
+	if (ret && adopted) {
+		kcoll_comm_drop_conns(comm);
+		goto err_free;
+	}
 	if (ret)
 		goto err_free;
 	mutex_lock(&kcoll_comms_lock);
@@ -765,6 +788,7 @@ err_free:
  */
 int kcoll_comm_connect(struct kcoll_comm *comm)
 {
+	u32 i;
 	int ret;
 
 	if (comm->nranks > 1) {
@@ -773,7 +797,10 @@ int kcoll_comm_connect(struct kcoll_comm *comm)
 			return ret;
 	}
 	comm->connected = true;
-	pr_debug("comm %llu: rank %u of %u up\n", comm->id, comm->rank, comm->nranks);
+	for (i = 0; i < comm->nranks; i++)
+		comm->reused += comm->conns[i].reused;
+	pr_debug("comm %llu: rank %u of %u up (%u connections reused)\n", comm->id, comm->rank,
+		 comm->nranks, comm->reused);
 	kcoll_genl_notify_comm(comm, KCOLL_CMD_EVENT_COMM_NEW);
 	return 0;
 }
@@ -798,19 +825,7 @@ void kcoll_comm_discard(struct kcoll_comm *comm)
 	mutex_lock(&kcoll_comms_lock);
 	list_del(&comm->node);
 	mutex_unlock(&kcoll_comms_lock);
-	/*
-	 * A peer that went away while we connected has queued lost_work or
-	 * fail_work; neither may run on the freed communicator.  Once dead is
-	 * set nothing queues them again (kcoll_comm_lost(), kcoll_comm_fail()).
-	 */
-	mutex_lock(&comm->lock);
-	comm->dead = true;
-	mutex_unlock(&comm->lock);
-	cancel_work_sync(&comm->fail_work);
-	cancel_work_sync(&comm->lost_work);
-	kcoll_conns_destroy(comm);
-	/* No QP is left to report an error; dead: it queues nothing more. */
-	cancel_work_sync(&comm->qp_err_work);
+	kcoll_comm_drop_conns(comm);
 	kcoll_comm_free(comm);
 }
 

@@ -410,7 +410,13 @@ static int kcoll_conn_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		kcoll_conn_set(conn, KCOLL_CONN_FAILED, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		if (conn->state == KCOLL_CONN_UP) {
+		/*
+		 * An accepted connection a shrink took over, gone before the
+		 * creation ended: the connecting peer gave it up after its
+		 * RESET went out (kcoll_adopt.c) and connects anew.
+		 */
+		if (conn->state == KCOLL_CONN_UP &&
+		    !(conn->reused && !conn->active && !READ_ONCE(comm->connected))) {
 			kcoll_conn_lost(conn, -ECONNRESET);
 			break;
 		}
@@ -533,7 +539,8 @@ int kcoll_conn_accept(struct kcoll_conn *conn, struct rdma_cm_id *id,
 
 /* ------------------------------------------------------------ teardown */
 
-static void kcoll_conn_stop(struct kcoll_conn *conn)
+/* Disconnect and drain @conn (parked or not).  comm->conn_lock held, not comm->lock. */
+void kcoll_conn_stop(struct kcoll_conn *conn)
 {
 	int prev;
 
@@ -549,6 +556,7 @@ static void kcoll_conn_stop(struct kcoll_conn *conn)
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
 	conn->stopped = true;
+	WRITE_ONCE(conn->parked, false);
 }
 
 /* Tear @conn down and leave it in @state.  comm->conn_lock held. */
@@ -562,6 +570,9 @@ void kcoll_conn_destroy(struct kcoll_conn *conn, int state)
 	conn->cm_id = NULL;
 	conn->stopped = false;
 	conn->cm_err = 0;
+	conn->adopted = false;
+	conn->reused = false;
+	conn->reset_seen = false;
 	/* IDLE hands the connection to the listener (kcoll_cm_request()). */
 	smp_store_release(&conn->state, state);
 }

@@ -77,11 +77,48 @@ static void kcoll_passive_reset(struct kcoll_comm *comm)
 	}
 }
 
+/*
+ * A connection a shrink took over (kcoll_adopt.c) is up once the peer's
+ * RESET agrees.  The connecting side gives it up when it fails (the peer
+ * disconnected it, or names another communicator) or after
+ * KCOLL_ADOPT_WAIT_MS without a RESET (the peer may not shrink at all),
+ * and connects anew.  Returns 0 when it is up, 1 to connect anew, or
+ * -EINTR.
+ */
+static int kcoll_conn_adopted_wait(struct kcoll_conn *conn, unsigned long deadline)
+{
+	struct kcoll_comm *comm = conn->comm;
+	unsigned long until = jiffies + msecs_to_jiffies(KCOLL_ADOPT_WAIT_MS);
+	long left;
+
+	if (time_before(deadline, until))
+		until = deadline;
+	left = (long)(until - jiffies);
+	if (left > 0)
+		left = wait_event_interruptible_timeout(comm->conn_wq, kcoll_conn_settled(conn),
+							left);
+	if (left < 0)
+		return -EINTR;
+	if (READ_ONCE(conn->state) == KCOLL_CONN_UP)
+		return 0;
+	pr_debug("comm %llu: the connection to rank %u was not taken over (%d): connecting anew\n",
+		 comm->id, conn->peer, conn->cm_err);
+	mutex_lock(&comm->conn_lock);
+	kcoll_conn_destroy(conn, KCOLL_CONN_IDLE);
+	mutex_unlock(&comm->conn_lock);
+	return 1;
+}
+
 static int kcoll_conn_connect(struct kcoll_conn *conn, unsigned long deadline)
 {
 	struct kcoll_comm *comm = conn->comm;
 	int ret;
 
+	if (conn->cm_id) {
+		ret = kcoll_conn_adopted_wait(conn, deadline);
+		if (ret <= 0)
+			return ret;
+	}
 	for (;;) {
 		long left = (long)(deadline - jiffies);
 

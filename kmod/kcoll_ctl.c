@@ -156,6 +156,7 @@ static void kcoll_ctl_log(const struct kcoll_comm *comm, const struct kcoll_faul
 		[KCOLL_FAULT_PEER_SIGNAL] = "was killed by a signal",
 		[KCOLL_FAULT_PEER_CLOSE] = "closed its communicator",
 		[KCOLL_FAULT_PEER_LOST] = "disconnected without notice",
+		[KCOLL_FAULT_PEER_FAILED] = "failed on its own",
 	};
 
 	kcoll_info_rl("comm %llu: op %llu failed (%d): rank %u (pid %u) %s (%u); rank %u saw it\n",
@@ -259,10 +260,13 @@ void kcoll_ctl_peer_gone(struct kcoll_comm *comm, struct kcoll_comm_op *op, u32 
 	u32 kind = conn->bye_kind ? conn->bye_kind : KCOLL_FAULT_PEER_LOST;
 	u32 rank = conn->bye_kind ? conn->bye_rank : peer;
 
+	/* It said its communicator failed with nobody to blame: alive. */
+	if (!conn->bye_kind && conn->told && conn->fail_err)
+		kind = KCOLL_FAULT_PEER_FAILED;
 	if (!kcoll_fault_set(comm, op, kind, kc_exec_status(&op->ex), rank, peer))
 		return;
 	comm->fault.pid = conn->bye_pid;
-	comm->fault.code = conn->bye_code;
+	comm->fault.code = kind == KCOLL_FAULT_PEER_FAILED ? conn->fail_err : conn->bye_code;
 }
 
 /*
@@ -320,13 +324,25 @@ static void kcoll_ctl_on_leave(struct kcoll_conn *conn, const struct kcoll_ctl *
 {
 	struct kcoll_comm *comm = conn->comm;
 	u32 kind = le32_to_cpu(m->other), rank = le32_to_cpu(m->rank);
+	bool failed = m->type == KCOLL_CTL_PEER_FAULT && !conn->told;
 
 	if (m->type == KCOLL_CTL_PEER_FAULT)
 		conn->told = true;
+	if (failed && kind == KCOLL_FAULT_NONE)
+		conn->fail_err = le32_to_cpu(m->err);
 	if (kind < KCOLL_FAULT_PEER_EXIT || kind > KCOLL_FAULT_PEER_LOST ||
 	    rank >= comm->nranks || (m->type == KCOLL_CTL_BYE && rank != conn->peer) ||
-	    conn->bye_kind)
+	    conn->bye_kind) {
+		/*
+		 * Its communicator failed with nobody to blame: it takes part
+		 * in nothing more.  It parks rather than closes the connection
+		 * (kcoll_adopt.c), so no disconnect says so: an operation that
+		 * needs it fails now.
+		 */
+		if (failed)
+			kcoll_comm_peer_left(comm, conn->peer);
 		return;
+	}
 	conn->bye_rank = rank;
 	conn->bye_pid = le32_to_cpu(m->pid);
 	conn->bye_code = le32_to_cpu(m->code);
@@ -360,6 +376,10 @@ void kcoll_ctl_recv(struct kcoll_conn *conn, const void *buf, u32 len)
 		return;
 	case KCOLL_CTL_REPLY:
 		kcoll_stall_reply_recv(conn, &m);
+		return;
+	case KCOLL_CTL_RESET:
+		/* A survivor quicker to shrink than this rank is to park: kept. */
+		kcoll_adopt_ctl(conn, &m);
 		return;
 	}
 bad:

@@ -89,7 +89,7 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	info.abi_version = KCOLL_ABI_VERSION;
 	info.features = KCOLL_FEAT_EVENTFD | KCOLL_FEAT_USERPTR | KCOLL_FEAT_IPV6 |
 			KCOLL_FEAT_ALLTOALLV | KCOLL_FEAT_AUTH | KCOLL_FEAT_UID | KCOLL_FEAT_FAULT |
-			KCOLL_FEAT_PEERS;
+			KCOLL_FEAT_PEERS | KCOLL_FEAT_REUSE;
 	info.ops = kcoll_mask(KCOLL_OP_COUNT);
 	info.redops = kcoll_mask(KCOLL_REDOP_COUNT);
 	for (i = 0; i < KCOLL_DTYPE_COUNT; i++)
@@ -110,6 +110,63 @@ static long kcoll_ioctl_info(struct kcoll_file *kf, void __user *uarg)
 	info.listen_port = tun->listen_port;
 	kfree(tun);
 	return kcoll_copy_out(uarg, &info, sizeof(info));
+}
+
+static const struct file_operations kcoll_fops;
+
+/*
+ * KCOLL_CREATE_F_PARENT: the file of @arg->parent_fd, one of this
+ * process's /dev/kcoll files with a communicator, held (the communicator
+ * lives as long as its file), and each new rank's rank in it, checked.
+ */
+static struct file *kcoll_parent_get(const struct kcoll_comm_create *arg,
+				     struct kcoll_parent *p)
+{
+	struct kcoll_file *pkf;
+	struct file *f;
+	int ret = -EBADF;
+	u32 i;
+
+	f = arg->parent_fd < 0 ? NULL : fget(arg->parent_fd);
+	if (!f)
+		return ERR_PTR(-EBADF);
+	pkf = f->private_data;
+	if (f->f_op != &kcoll_fops || pkf->mm != current->mm)
+		goto err;
+	mutex_lock(&pkf->lock);
+	p->comm = pkf->comm;
+	mutex_unlock(&pkf->lock);
+	if (!p->comm)
+		goto err;
+	ret = -ENOMEM;
+	p->ranks = kvcalloc(arg->nranks, sizeof(*p->ranks), GFP_KERNEL_ACCOUNT);
+	if (!p->ranks)
+		goto err;
+	ret = -EFAULT;
+	if (copy_from_user(p->ranks, u64_to_user_ptr(arg->parent_ranks),
+			   arg->nranks * sizeof(*p->ranks)))
+		goto err_free;
+	ret = -EINVAL;
+	for (i = 0; i < arg->nranks; i++) {
+		if (p->ranks[i] >= p->comm->nranks || (i && p->ranks[i] <= p->ranks[i - 1])) {
+			pr_debug("create: parent rank %u of rank %u is out of order or range\n",
+				 p->ranks[i], i);
+			goto err_free;
+		}
+	}
+	if (p->ranks[arg->rank] != p->comm->rank) {
+		pr_debug("create: rank %u was not rank %u in the parent\n", arg->rank,
+			 p->ranks[arg->rank]);
+		goto err_free;
+	}
+	return f;
+
+err_free:
+	kvfree(p->ranks);
+	p->ranks = NULL;
+err:
+	fput(f);
+	return ERR_PTR(ret);
 }
 
 static struct kcoll_rank *kcoll_ranks_copy(const struct kcoll_comm_create *arg)
@@ -233,6 +290,8 @@ static void kcoll_create_end(struct kcoll_file *kf)
 static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 {
 	struct kcoll_comm_create arg;
+	struct kcoll_parent parent = {};
+	struct file *parent_file = NULL;
 	bool connected, restore = false;
 	struct kcoll_rank *ranks;
 	struct kcoll_comm *comm;
@@ -244,7 +303,7 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 	ret = kcoll_copy_in(&arg, sizeof(arg), uarg, offsetofend(typeof(arg), ranks));
 	if (ret)
 		return ret;
-	if (arg.flags || !arg.nranks || arg.nranks > KCOLL_MAX_RANKS ||
+	if ((arg.flags & ~KCOLL_CREATE_F_PARENT) || !arg.nranks || arg.nranks > KCOLL_MAX_RANKS ||
 	    arg.rank >= arg.nranks || arg.rank_size < sizeof(struct kcoll_rank) ||
 	    arg.rank_size > PAGE_SIZE || !arg.ranks || arg.pad) {
 		pr_debug("create: bad flags, rank %u, nranks %u or rank_size %u\n",
@@ -290,10 +349,22 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 		kvfree(ranks);
 		goto out;
 	}
-	comm = kcoll_comm_create(&arg, ranks, algo, secret);
-	/* The communicator keeps the key, not the secret. */
+	if (arg.flags & KCOLL_CREATE_F_PARENT) {
+		parent_file = kcoll_parent_get(&arg, &parent);
+		if (IS_ERR(parent_file)) {
+			ret = PTR_ERR(parent_file);
+			kvfree(ranks);
+			goto out;
+		}
+	}
+	comm = kcoll_comm_create(&arg, ranks, algo, secret, parent_file ? &parent : NULL);
+	/* The communicator keeps the key, not the secret; what it took over, not the parent. */
 	kfree_sensitive(secret);
 	secret = NULL;
+	if (parent_file) {
+		kvfree(parent.ranks);
+		fput(parent_file);
+	}
 	if (IS_ERR(comm)) {
 		ret = PTR_ERR(comm);
 		goto out;
@@ -309,6 +380,7 @@ static long kcoll_ioctl_create(struct kcoll_file *kf, void __user *uarg)
 	connected = !ret;
 	if (!ret) {
 		arg.comm_id = comm->id;
+		arg.reused = comm->reused;
 		ret = kcoll_copy_out(uarg, &arg, sizeof(arg));
 	}
 	mutex_lock(&kf->lock);

@@ -129,7 +129,8 @@ static int kcoll_genl_put_peers(struct sk_buff *skb, const struct kcoll_comm *co
 		    nla_put_u32(skb, KCOLL_PEER_A_RANK, i) ||
 		    nla_put_u32(skb, KCOLL_PEER_A_STATE, kcoll_peer_state(comm, i)) ||
 		    nla_put_u32(skb, KCOLL_PEER_A_SERVER, comm->ranks[i].server_id) ||
-		    nla_put_u32(skb, KCOLL_PEER_A_POD, comm->ranks[i].pod_id))
+		    nla_put_u32(skb, KCOLL_PEER_A_POD, comm->ranks[i].pod_id) ||
+		    nla_put_u8(skb, KCOLL_PEER_A_REUSED, comm->conns[i].reused))
 			return -EMSGSIZE;
 		nla_nest_end(skb, p);
 	}

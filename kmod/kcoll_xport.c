@@ -34,7 +34,9 @@
  * slot only while it is copied out.  (A second control message in flight
  * at the same time waits for a slot in RNR retries, which never run out.)
  * Data for an operation that has not started here yet waits in the
- * connection's "early" FIFO.
+ * connection's "early" FIFO.  A connection parked by a failure, or taken
+ * over by a shrink and not reset yet, drops what arrives
+ * (kcoll_rx_stale(), kcoll_adopt.c).
  *
  * The header buffer is rewritten by the first send of each operation to
  * the peer.  The previous operation's header message was consumed by then
@@ -194,11 +196,12 @@ void kcoll_conn_free_queues(struct kcoll_conn *conn)
 	conn->ntx = 0;
 }
 
-static int kcoll_rx_post(struct kcoll_rx *rx)
+int kcoll_rx_post(struct kcoll_rx *rx)
 {
 	struct kcoll_conn *conn = rx->conn;
 	struct ib_recv_wr wr = {};
 	struct ib_sge sge;
+	int ret;
 
 	ib_dma_sync_single_for_device(conn->kdev->ibdev, rx->dma,
 				      kcoll_rx_bytes(conn->comm), DMA_FROM_DEVICE);
@@ -208,7 +211,9 @@ static int kcoll_rx_post(struct kcoll_rx *rx)
 	wr.wr_cqe = &rx->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	return ib_post_recv(conn->qp, &wr, NULL);
+	ret = ib_post_recv(conn->qp, &wr, NULL);
+	rx->posted = !ret;
+	return ret;
 }
 
 int kcoll_conn_post_rx_all(struct kcoll_conn *conn)
@@ -517,24 +522,55 @@ void kcoll_conn_feed_early(struct kcoll_conn *conn)
 	}
 }
 
+/*
+ * A parked connection, or one a shrink took over that has not had the
+ * peer's RESET yet (kcoll_adopt.c): what arrives is the failed
+ * communicator's.  The slot goes straight back and nothing is credited.
+ * A control message still tells the failed communicator who is alive
+ * (a peer that failed later than this rank says so now); on a connection
+ * taken over only a RESET counts.  comm->lock held.
+ */
+static void kcoll_rx_stale(struct kcoll_conn *conn, struct kcoll_rx *rx, const struct ib_wc *wc)
+{
+	struct kcoll_ctl m;
+	bool ctl = !(wc->wc_flags & IB_WC_WITH_IMM) && wc->byte_len == sizeof(m);
+
+	if (ctl) {
+		ib_dma_sync_single_for_cpu(conn->kdev->ibdev, rx->dma, sizeof(m), DMA_FROM_DEVICE);
+		memcpy(&m, rx->buf, sizeof(m));
+	}
+	if (kcoll_rx_post(rx)) {
+		if (conn->adopted)
+			kcoll_adopt_failed(conn, -EIO);
+		return;
+	}
+	if (ctl && conn->parked)
+		kcoll_ctl_recv(conn, &m, sizeof(m));
+	else if (ctl)
+		kcoll_adopt_ctl(conn, &m);
+}
+
 static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kcoll_rx *rx = container_of(wc->wr_cqe, struct kcoll_rx, cqe);
-	struct kcoll_conn *conn = rx->conn;
+	struct kcoll_conn *conn = kcoll_conn_lock(&rx->conn);
 	struct kcoll_comm *comm = conn->comm;
 
+	rx->posted = false;
 	if (wc->status != IB_WC_SUCCESS) {
 		int err = kcoll_conn_wc_err(conn, wc);
 
-		if (err) {
-			mutex_lock(&comm->lock);
+		/* A parked connection fails nobody; a taken-over one connects anew. */
+		if (err && conn->adopted)
+			kcoll_adopt_failed(conn, err);
+		else if (err && !conn->parked)
 			kcoll_comm_fail_conn(conn, err);
-			mutex_unlock(&comm->lock);
-		}
-		return;
+		goto out;
 	}
-
-	mutex_lock(&comm->lock);
+	if (conn->parked || conn->adopted) {
+		kcoll_rx_stale(conn, rx, wc);
+		goto out;
+	}
 	if (comm->dead)
 		goto out;
 	if (READ_ONCE(conn->state) == KCOLL_CONN_AUTH) {
@@ -586,15 +622,17 @@ out:
 static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kcoll_tx *tx = container_of(wc->wr_cqe, struct kcoll_tx, cqe);
-	struct kcoll_conn *conn = tx->conn;
+	struct kcoll_conn *conn = kcoll_conn_lock(&tx->conn);
 	struct kcoll_comm *comm = conn->comm;
 	int err = kcoll_conn_wc_err(conn, wc);
 
-	mutex_lock(&comm->lock);
 	kcoll_tx_put(conn, tx);
 	if (!conn->tx_busy || !conn->ctl_busy)
 		wake_up_all(&comm->done_wq);
-	if (err)
+	/* A parked connection fails nobody; a taken-over one connects anew. */
+	if (err && conn->adopted)
+		kcoll_adopt_failed(conn, err);
+	else if (err && !conn->parked)
 		kcoll_comm_fail_conn(conn, err);
 	mutex_unlock(&comm->lock);
 }

@@ -136,6 +136,10 @@ enum kcoll_level {
 #define KCOLL_FEAT_UID		0x20ULL	/* kcoll_comm_create.uid, one listener per node */
 #define KCOLL_FEAT_FAULT	0x40ULL	/* KCOLL_IOC_FAULT, peers tell why */
 #define KCOLL_FEAT_PEERS	0x80ULL	/* KCOLL_IOC_PEERS */
+#define KCOLL_FEAT_REUSE	0x100ULL	/* kcoll_comm_create.parent_fd */
+
+/* kcoll_comm_create.flags */
+#define KCOLL_CREATE_F_PARENT	0x1U	/* @parent_fd and @parent_ranks are given */
 
 /* Bytes of kcoll_comm_create.uid (KCOLL_UID_BYTES of kcoll_wire.h). */
 #define KCOLL_COMM_UID_BYTES	16
@@ -220,7 +224,7 @@ struct kcoll_rank {
 /**
  * struct kcoll_comm_create - KCOLL_IOC_COMM_CREATE: this file's communicator
  * @size: sizeof(struct kcoll_comm_create)
- * @flags: zero
+ * @flags: KCOLL_CREATE_F_PARENT or zero
  * @rank: this process's rank, < @nranks
  * @nranks: number of ranks, 1..kcoll_info.max_ranks
  * @ranks: pointer to struct kcoll_rank[@nranks], the same on every rank
@@ -251,6 +255,24 @@ struct kcoll_rank {
  *	know the field): the id is derived from the rank table (SHA-256), so
  *	two communicators of one table are one id.  Not a secret: it names
  *	the communicator on the wire; the secret proves membership.
+ * @parent_fd: with KCOLL_CREATE_F_PARENT, a descriptor of this process's
+ *	/dev/kcoll file whose communicator failed (the survivors of a
+ *	failure shrink it: coll_comm_shrink()); else ignored
+ * @reused: out: connections taken over from the parent (below)
+ * @parent_ranks: with KCOLL_CREATE_F_PARENT, pointer to __u32[@nranks]:
+ *	each rank's rank in the parent, in increasing order, @rank's own
+ *	rank among them
+ *
+ * A communicator made from a failed parent takes over the parent's
+ * connections to the ranks it keeps wherever both ends still hold them
+ * (a failure parks, rather than stops, the connection to a peer that
+ * is up and acknowledged everything sent to it): each end then tells
+ * the other the new communicator's id and ranks, what the failed
+ * operation left in flight is dropped, and the connection is the new
+ * communicator's without a handshake.  A connection one end no longer
+ * holds, or whose peer names another communicator, is made anew as at
+ * any creation.  Reuse needs the same @chunk_bytes, @slots and secret
+ * as the parent's; a communicator that differs connects anew.
  *
  * Every node has one rdma_cm listener per network namespace and port,
  * shared by all communicators; a connection request names the
@@ -279,7 +301,10 @@ struct kcoll_rank {
  * The highest rank accepts no connection and does not listen.
  *
  * Errors: EBUSY (this file already has a communicator or is creating
- * one), EINVAL (bad field; the kernel log says which), EBADF (@eventfd),
+ * one), EINVAL (bad field, @parent_ranks not increasing, out of the
+ * parent's range or without this rank; the kernel log says which), EBADF
+ * (@eventfd; @parent_fd not a /dev/kcoll file of this process with a
+ * communicator),
  * EADDRNOTAVAIL (the address of @rank is not an address of this node),
  * EACCES (the port of @rank is below 1024 and the caller lacks
  * CAP_NET_BIND_SERVICE), EADDRINUSE (the port of @rank is taken by
@@ -290,9 +315,9 @@ struct kcoll_rank {
  * set-up), EINTR (a signal; after a handler with SA_RESTART the
  * creation starts over by itself), ECANCELED (KCOLL_IOC_ABORT or close()
  * during the creation), EKEYREJECTED (whoever listens at a rank's address
- * cannot prove the secret), EFAULT (@secret unreadable), ENOMEM (out of
- * memory, the memory cgroup's limit, or the caller's user would take more
- * than /sys/class/misc/kcoll/user_max_bytes with it).
+ * cannot prove the secret), EFAULT (@secret or @parent_ranks unreadable),
+ * ENOMEM (out of memory, the memory cgroup's limit, or the caller's user
+ * would take more than /sys/class/misc/kcoll/user_max_bytes with it).
  */
 struct kcoll_comm_create {
 	__u32 size;
@@ -312,6 +337,9 @@ struct kcoll_comm_create {
 	__u32 secret_len;
 	__u32 pad;
 	__u8 uid[KCOLL_COMM_UID_BYTES];
+	__s32 parent_fd;
+	__u32 reused;
+	__u64 parent_ranks;
 };
 
 /* kcoll_mem_reg.flags: pin for reading only (a send buffer). */
@@ -534,6 +562,9 @@ struct kcoll_abort {
  *	work outstanding
  * @KCOLL_FAULT_PEER_LOST: @rank disconnected without a word (its node,
  *	network or module went away)
+ * @KCOLL_FAULT_PEER_FAILED: @rank's own communicator failed with nobody
+ *	to blame (a timeout, an abort; its errno, positive, in @code): it is
+ *	alive but takes part in nothing more
  */
 enum kcoll_fault_kind {
 	KCOLL_FAULT_NONE,
@@ -541,7 +572,8 @@ enum kcoll_fault_kind {
 	KCOLL_FAULT_PEER_EXIT,
 	KCOLL_FAULT_PEER_SIGNAL,
 	KCOLL_FAULT_PEER_CLOSE,
-	KCOLL_FAULT_PEER_LOST
+	KCOLL_FAULT_PEER_LOST,
+	KCOLL_FAULT_PEER_FAILED
 };
 
 /**
@@ -556,7 +588,8 @@ enum kcoll_fault_kind {
  *	told this one)
  * @pid: out: PEER_*: @rank's process (as its node's initial pid namespace
  *	sees it)
- * @code: out: PEER_EXIT: the exit status; PEER_SIGNAL: the signal
+ * @code: out: PEER_EXIT: the exit status; PEER_SIGNAL: the signal;
+ *	PEER_FAILED: its errno (positive)
  * @pad: zero
  * @fp_rank: out: MISMATCH: the operation's header as @rank sent it (the
  *	layout of KC_HDR_* in algo/kc_exec.h: version, size, op, dtype,

@@ -313,6 +313,9 @@ enum kcoll_comm_auth {
  * @KCOLL_PEER_A_STATE: u32, enum kcoll_peer_state
  * @KCOLL_PEER_A_SERVER: u32, server id from the rank table
  * @KCOLL_PEER_A_POD: u32, super-pod id from the rank table
+ * @KCOLL_PEER_A_REUSED: u8, 1: the connection was taken over from the
+ *	failed communicator this one shrank (KCOLL_CREATE_F_PARENT), no new
+ *	handshake; 0: connected anew
  * @__KCOLL_PEER_A_MAX: sentinel
  */
 enum kcoll_peer_attr {
@@ -321,6 +324,7 @@ enum kcoll_peer_attr {
 	KCOLL_PEER_A_STATE,
 	KCOLL_PEER_A_SERVER,
 	KCOLL_PEER_A_POD,
+	KCOLL_PEER_A_REUSED,
 	__KCOLL_PEER_A_MAX
 };
 

@@ -56,8 +56,10 @@
  *    listener per node), struct kcoll_cm_rej.
  * 4: header version 2 (operation number, algorithms), control messages
  *    (struct kcoll_ctl).
+ * 5: KCOLL_CTL_RESET (a shrink takes a failed communicator's connection
+ *    over).
  */
-#define KCOLL_CM_VERSION	4
+#define KCOLL_CM_VERSION	5
 
 /* Bytes of a communicator's id. */
 #define KCOLL_UID_BYTES		16
@@ -181,7 +183,8 @@ enum kcoll_ctl_type {
 	KCOLL_CTL_BYE = 2,	/* the sender's rank leaves with work outstanding */
 	KCOLL_CTL_PEER_FAULT = 3,	/* the sender fails: a rank left during an op */
 	KCOLL_CTL_PROBE = 4,	/* the sender's operation stalled: what are you doing? */
-	KCOLL_CTL_REPLY = 5	/* the answer to a probe: the sender's state */
+	KCOLL_CTL_REPLY = 5,	/* the answer to a probe: the sender's state */
+	KCOLL_CTL_RESET = 6	/* the connection is a new communicator's from here */
 };
 
 /* KCOLL_CTL_REPLY: struct kcoll_ctl.code */
@@ -222,15 +225,27 @@ enum kcoll_ctl_type {
  *	initial pid namespace), 0 if unknown; REPLY: the sender's process;
  *	VERDICT, PROBE: zero
  * @code: BYE, PEER_FAULT: the exit status or the signal; REPLY:
- *	KCOLL_CTL_REPLY_*; VERDICT, PROBE: zero
+ *	KCOLL_CTL_REPLY_*; RESET: the new communicator's number of ranks;
+ *	VERDICT, PROBE: zero
  * @fp_rank: VERDICT: the operation header @rank sent (KC_HDR_* of
  *	algo/kc_exec.h); REPLY: KCOLL_CTL_W_WORDS le32 words (KCOLL_CTL_W_*),
- *	then zero; PROBE: zero
+ *	then zero; RESET: the new communicator's id (KCOLL_UID_BYTES), then
+ *	zero; PROBE: zero
  * @fp_other: VERDICT: the one @other would have sent; others: zero
  *
  * A rank whose operation made no progress for stall_ms sends PROBE to
  * its peers; the module of each answers at once with REPLY, whatever its
  * process is doing (kmod/kcoll_stall.c).
+ *
+ * RESET (kmod/kcoll_adopt.c): a failed communicator's connection to a
+ * live peer is parked, not stopped; a new communicator of the survivors
+ * takes it over and sends RESET first, with @rank its rank there, @other
+ * the peer's.  Everything the sender sent before RESET belongs to the old
+ * communicator and is dropped (data without a credit back, credits and
+ * other control messages unread); what follows belongs to the new one.
+ * The connection is the new communicator's once both ends have sent
+ * RESET and each has received the other's, naming the same id, ranks
+ * and size.
  */
 struct kcoll_ctl {
 	__le32 magic;
