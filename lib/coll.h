@@ -266,10 +266,11 @@ int coll_comm_dup(coll_comm_t *comm, coll_comm_t **newcomm);
  * them (MPIX_Comm_shrink, ncclCommShrink): every survivor calls it once
  * its operation on @comm returned an error.  The ranks keep their order
  * (new rank = place among the survivors), servers and super-nodes, and
- * @comm's settings and secret; connections are new.  A rank is dead if it
- * said its process leaves, if a rank found it gone (and told), or if it
- * vanished without a word; one that said its communicator failed is
- * alive.  The survivors agree without an exchange: the new unique id
+ * @comm's settings and secret; after a failure the connections between
+ * the survivors are taken over from @comm (KCOLL_FEAT_REUSE; the others
+ * are made anew).  A rank is dead if it said its process leaves, if a
+ * rank found it gone (and told), or if it vanished without a word; one
+ * that said its communicator failed is alive.  The survivors agree without an exchange: the new unique id
  * follows from @comm's and the survivors, so survivors that saw different
  * sets never meet and fail with -ETIMEDOUT at the connect timeout (call
  * again).  Works on a healthy @comm as well (every rank alive: a

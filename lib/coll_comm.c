@@ -257,6 +257,13 @@ static void coll_create_error(int ret, const struct coll_rank_desc *ranks, uint3
 int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, uint32_t rank,
 			 const struct coll_comm_opts *opts_in, coll_comm_t **out)
 {
+	return coll_comm_init_child(ranks, nranks, rank, opts_in, NULL, out);
+}
+
+int coll_comm_init_child(const struct coll_rank_desc *ranks, uint32_t nranks, uint32_t rank,
+			 const struct coll_comm_opts *opts_in, const struct coll_parent *parent,
+			 coll_comm_t **out)
+{
 	uint8_t secret[KCOLL_SECRET_MAX + 1];
 	const char *algo, *from, *secret_from;
 	const struct coll_comm_opts *opts;
@@ -353,6 +360,12 @@ int coll_comm_init_ranks(const struct coll_rank_desc *ranks, uint32_t nranks, ui
 	if (secret_len) {
 		cc.secret = (uintptr_t)secret;
 		cc.secret_len = (uint32_t)secret_len;
+	}
+	/* An older module connects anew: nothing to take over. */
+	if (parent && (info.features & KCOLL_FEAT_REUSE)) {
+		cc.flags |= KCOLL_CREATE_F_PARENT;
+		cc.parent_fd = parent->fd;
+		cc.parent_ranks = (uintptr_t)parent->ranks;
 	}
 	ret = coll_ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
 	if (ret) {

@@ -128,6 +128,7 @@ size_t coll_fault_format(const struct kcoll_fault *f, uint32_t self,
 	case KCOLL_FAULT_PEER_SIGNAL:
 	case KCOLL_FAULT_PEER_CLOSE:
 	case KCOLL_FAULT_PEER_LOST:
+	case KCOLL_FAULT_PEER_FAILED:
 		put(&o, "rank %u", f->rank);
 		where(&o, f, node, arg);
 		if (f->kind == KCOLL_FAULT_PEER_EXIT)
@@ -136,6 +137,9 @@ size_t coll_fault_format(const struct kcoll_fault *f, uint32_t self,
 			put(&o, " was killed by signal %u (%s)", f->code, strsignal((int)f->code));
 		else if (f->kind == KCOLL_FAULT_PEER_CLOSE)
 			put(&o, " closed its communicator");
+		else if (f->kind == KCOLL_FAULT_PEER_FAILED)
+			put(&o, " failed on its own (%s: %s)", coll_errname(-(int)f->code),
+			    strerror((int)f->code));
 		else if (f->status == -EHOSTUNREACH)
 			put(&o, " stopped acknowledging (its node or the network to it is gone)");
 		else

@@ -127,6 +127,20 @@ COLL_HIDDEN uint64_t coll_oob_hash(const void *p, size_t len, uint64_t h);
 COLL_HIDDEN uint32_t coll_shrink_survivors(const uint8_t *fates, uint32_t n, uint32_t *keep);
 COLL_HIDDEN void coll_shrink_uid(const coll_comm_t *c, const uint32_t *keep, uint32_t m,
 				 uint8_t uid[16]);
+
+/*
+ * A shrink's failed parent: its file, whose connections the module may
+ * take over (KCOLL_CREATE_F_PARENT), and each new rank's rank in it.
+ */
+struct coll_parent {
+	int fd;
+	const uint32_t *ranks;
+};
+
+/* coll_comm_init_ranks() with a parent (NULL: none). */
+COLL_HIDDEN int coll_comm_init_child(const struct coll_rank_desc *ranks, uint32_t nranks,
+				     uint32_t rank, const struct coll_comm_opts *opts,
+				     const struct coll_parent *parent, coll_comm_t **out);
 /* Number servers and pods of @t from its hosts/pods; every port the module's. */
 COLL_HIDDEN void coll_oob_layout(struct coll_oob_table *t);
 /*

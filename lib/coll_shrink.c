@@ -20,10 +20,11 @@
  * topology is what is left of the old one (a server that lost a rank is
  * a smaller server).
  *
- * The connections are new: a failure stops every QP of the old
- * communicator (kmod/kcoll_comm.c, fail_work), so that no DMA reaches a
- * buffer after its operation ended, and a stopped RC QP cannot be
- * brought back without a new connection.
+ * The connections are the old ones where both ends still hold them: a
+ * failure parks the connection to every live peer (kmod/kcoll_adopt.c),
+ * and the module takes it over for the new communicator given the old
+ * one's file and each survivor's old rank (KCOLL_CREATE_F_PARENT); the
+ * others are made anew.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -118,6 +119,7 @@ int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm)
 {
 	struct coll_rank_desc *ranks = NULL;
 	uint32_t *keep = NULL, m, i, me = 0;
+	struct coll_parent parent;
 	struct coll_comm_opts o;
 	uint8_t *fates = NULL, uid[16];
 	char list[256];
@@ -154,7 +156,9 @@ int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm)
 	o.unique_id = uid;
 	o.secret = comm->secret_len ? comm->secret : NULL;
 	o.secret_len = comm->secret_len;
-	ret = coll_comm_init_ranks(ranks, m, me, &o, newcomm);
+	parent.fd = comm->fd;
+	parent.ranks = keep;
+	ret = coll_comm_init_child(ranks, m, me, &o, &parent, newcomm);
 	if (ret) {
 		char why[512];
 

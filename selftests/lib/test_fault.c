@@ -117,6 +117,13 @@ TEST(a_rank_that_left_is_named_with_why)
 	coll_fault_format(&f, 0, node, NULL, NULL, buf, sizeof(buf));
 	EXPECT_STREQ("rank 1 stopped acknowledging (its node or the network to it is gone) "
 		     "during operation 2", buf);
+	/* Its own communicator failed (an abort): alive, but out of it. */
+	f.kind = KCOLL_FAULT_PEER_FAILED;
+	f.code = ECANCELED;
+	f.status = -ECONNRESET;
+	coll_fault_format(&f, 0, node, NULL, NULL, buf, sizeof(buf));
+	EXPECT_STREQ("rank 1 failed on its own (ECANCELED: Operation canceled) during operation 2",
+		     buf);
 }
 
 TEST(no_kind_says_nothing_and_short_buffers_stay_terminated)

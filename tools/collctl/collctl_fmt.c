@@ -162,12 +162,15 @@ void cc_print_comm(FILE *f, const struct cc_comm *c)
 		fprintf(f, "; refused %" PRIu64 " connection%s\n", c->refused,
 			c->refused == 1 ? "" : "s");
 	if (c->npeers) {
-		fprintf(f, "peers:\n  %-6s %-11s %-7s %s\n", "rank", "state", "server", "pod");
+		fprintf(f, "peers:\n  %-6s %-11s %-7s %-5s %s\n", "rank", "state", "server", "pod",
+			"connection");
 		for (i = 0; i < c->npeers; i++)
-			fprintf(f, "  %-6u %-11s %-7u %u\n", c->peers[i].rank,
+			fprintf(f, "  %-6u %-11s %-7u %-5u %s\n", c->peers[i].rank,
 				c->peers[i].rank == c->rank ? "self" :
 				cc_peer_state_name(c->peers[i].state),
-				c->peers[i].server, c->peers[i].pod);
+				c->peers[i].server, c->peers[i].pod,
+				c->peers[i].rank == c->rank ? "-" :
+				c->peers[i].reused ? "reused (shrink)" : "own");
 	}
 	fprintf(f, "last operations (oldest first):\n");
 	if (!c->nlast)
@@ -289,6 +292,7 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 			cc_peer_state_name(c->peers[i].state)));
 		add(p, "server", j_u64(c->peers[i].server));
 		add(p, "pod", j_u64(c->peers[i].pod));
+		add(p, "reused", json_object_new_boolean(c->peers[i].reused));
 		json_object_array_add(a, p);
 	}
 	add(o, "peers", a);

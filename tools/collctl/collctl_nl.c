@@ -105,6 +105,7 @@ static int parse_peers(struct nlattr *nest, struct cc_comm *c)
 		p->state = a_u32(tb[KCOLL_PEER_A_STATE]);
 		p->server = a_u32(tb[KCOLL_PEER_A_SERVER]);
 		p->pod = a_u32(tb[KCOLL_PEER_A_POD]);
+		p->reused = tb[KCOLL_PEER_A_REUSED] && nla_get_u8(tb[KCOLL_PEER_A_REUSED]);
 		c->npeers++;
 	}
 	return 0;

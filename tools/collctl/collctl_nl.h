@@ -25,6 +25,7 @@ struct cc_peer {
 	uint32_t state;		/* enum kcoll_peer_state */
 	uint32_t server;
 	uint32_t pod;
+	bool reused;		/* taken over from the communicator it shrank */
 };
 
 struct cc_lastop {
