@@ -46,11 +46,14 @@ $(KC_HIST).o: CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS
 $(KC_HIST): $(KC_HIST).o $(KC_HIST_PARTS) $(ALGO_LIB) $(COLL_A)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
 
-# kcoll_shrink runs its communicators through libcoll.
+# kcoll_shrink runs its communicators through libcoll and reads which
+# connections were reused through collctl's netlink client (and prints
+# what collctl show says).
 KC_SHRINK := $(OBJDIR)/selftests/kcoll/kcoll_shrink
-$(KC_SHRINK).o: CFLAGS_US += -I$(TOP)/lib
-$(KC_SHRINK): $(KC_SHRINK).o $(COLL_A)
-	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
+$(KC_SHRINK).o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+$(KC_SHRINK): $(KC_SHRINK).o $(addprefix $(OBJDIR)/tools/collctl/,collctl_nl.o collctl_fmt.o) \
+	$(COLL_A) $(ALGO_LIB)
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
 
 # kcoll_stall reads the stall record through collctl's netlink client.
 KC_STALL := $(OBJDIR)/selftests/kcoll/kcoll_stall

@@ -187,7 +187,7 @@ TEST(create_bad_counts_flags_and_sizes_are_einval)
 	cc.rank = 1;
 	CREATE_FAILS(fd, &cc, EINVAL);			/* rank >= nranks */
 	create_init(&cc, &r, 1);
-	cc.flags = 1;
+	cc.flags = ~KCOLL_CREATE_F_PARENT;
 	CREATE_FAILS(fd, &cc, EINVAL);
 	create_init(&cc, &r, 1);
 	cc.rank_size = 8;
@@ -201,6 +201,47 @@ TEST(create_bad_counts_flags_and_sizes_are_einval)
 	create_init(&cc, &r, 1);
 	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
 	close(fd);
+}
+
+/*
+ * KCOLL_CREATE_F_PARENT names a file of this process with a communicator
+ * (else EBADF) and each rank's rank in it (unreadable: EFAULT; out of its
+ * range or not this rank's: EINVAL).  A healthy parent gives nothing to
+ * take over: the child connects as any communicator.
+ */
+TEST(create_with_a_bad_parent_fails)
+{
+	struct kcoll_rank r = lo_rank(PORT);
+	struct kcoll_comm_create cc;
+	int pfd = kc_open(_metadata), fd = kc_open(_metadata), other = kc_open(_metadata);
+	int null = open("/dev/null", O_RDONLY);
+	__u32 bad = 1, good = 0;
+
+	ASSERT_LE(0, null);
+	create_init(&cc, &r, 1);
+	ASSERT_EQ(0, ioctl(pfd, KCOLL_IOC_COMM_CREATE, &cc));
+	create_init(&cc, &r, 1);
+	cc.uid[0] = 1;			/* not the parent's id */
+	cc.flags = KCOLL_CREATE_F_PARENT;
+	cc.parent_ranks = (uintptr_t)&good;
+	cc.parent_fd = -1;
+	CREATE_FAILS(fd, &cc, EBADF);
+	cc.parent_fd = null;
+	CREATE_FAILS(fd, &cc, EBADF);
+	cc.parent_fd = other;		/* /dev/kcoll, but no communicator */
+	CREATE_FAILS(fd, &cc, EBADF);
+	cc.parent_fd = pfd;
+	cc.parent_ranks = 0;
+	CREATE_FAILS(fd, &cc, EFAULT);
+	cc.parent_ranks = (uintptr_t)&bad;
+	CREATE_FAILS(fd, &cc, EINVAL);
+	cc.parent_ranks = (uintptr_t)&good;
+	ASSERT_EQ(0, ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc));
+	EXPECT_EQ(0, cc.reused);
+	close(null);
+	close(other);
+	close(fd);
+	close(pfd);
 }
 
 TEST(create_rank_entry_with_unknown_tail_is_e2big)

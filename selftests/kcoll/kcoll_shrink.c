@@ -5,6 +5,13 @@
  *
  *  - healthy_shrink_is_a_duplicate: with every rank alive, a shrink gives
  *    a communicator of the same ranks, and an AllReduce on it is exact.
+ *  - slow_survivor_connects_anew: every rank aborts its communicator
+ *    (all alive, all failed), rank 1 shrinks KCOLL_SHRINK_SLOW_MS
+ *    (2500 ms) after the others.  A connecting rank gives the taken-over
+ *    connection up after 1 s without the peer's RESET and connects anew:
+ *    the higher ranks' connections to rank 1 are new, every other one is
+ *    reused (rank 1 finds the lower ranks' RESETs waiting), and an
+ *    AllReduce over all of them is exact.
  *  - survivors_shrink_and_carry_on: every rank runs 256 KiB AllReduces
  *    through libcoll and checks each result; at operation
  *    KCOLL_SHRINK_KILL_AT (10) the highest rank asks the runner to kill
@@ -15,7 +22,10 @@
  *    ranks left, each result exact.  From the failure to the end of the
  *    first operation on the new communicator must take less than
  *    KCOLL_SHRINK_MS (1000 ms): its creation waits for the slowest
- *    survivor's failure, which is part of the bound.
+ *    survivor's failure, which is part of the bound.  The new
+ *    communicator must have taken over every connection between the
+ *    survivors (collctl's netlink client: no new handshake), where the
+ *    healthy shrink above connects anew (its parent still uses its own).
  *
  * Each survivor prints what it measured ("shrink:" lines).  Needs 3 or
  * more VMs of one rank each and the runner's fault requests
@@ -31,6 +41,8 @@
 #include "kcoll_util.h"
 #include "kcoll_stamp.h"
 #include "coll.h"
+#include "collctl_fmt.h"
+#include "collctl_nl.h"
 
 #define COUNT		(1u << 16)	/* 256 KiB of fp32 */
 #define KILL_AT		((uint32_t)env_u32("KCOLL_SHRINK_KILL_AT", 10))
@@ -96,6 +108,34 @@ static int create(const struct cluster *c, coll_comm_t **comm)
 	return coll_comm_init_ranks(d, c->nranks, c->rank, &opts, comm);
 }
 
+/*
+ * How many of @comm's peers the module says it took over from the
+ * communicator it shrank (KCOLL_PEER_A_REUSED), or a negative errno.
+ * With @show, what collctl show prints of it goes there.
+ */
+static int reused_peers(coll_comm_t *comm, FILE *show)
+{
+	struct cc_comm c;
+	struct cc_nl *nl;
+	char err[256];
+	uint32_t i;
+	int ret, n = 0;
+
+	ret = cc_nl_open(&nl, err, sizeof(err));
+	if (ret)
+		return ret;
+	ret = cc_nl_get(nl, coll_comm_id(comm), &c, err, sizeof(err));
+	cc_nl_close(nl);
+	if (ret)
+		return ret;
+	for (i = 0; i < c.npeers; i++)
+		n += c.peers[i].reused;
+	if (show)
+		cc_print_comm(show, &c);
+	cc_comm_release(&c);
+	return n;
+}
+
 /* One AllReduce of operation @op on @comm, checked over its @n ranks. */
 static int allreduce(coll_comm_t *comm, float *b, uint32_t rank, uint32_t n, uint32_t op,
 		     long *bad)
@@ -126,6 +166,8 @@ TEST(healthy_shrink_is_a_duplicate)
 	ASSERT_EQ(0, coll_comm_shrink(comm, &nc)) TH_LOG("shrink: %s", coll_last_error());
 	EXPECT_EQ((int)c.nranks, coll_comm_size(nc));
 	EXPECT_EQ((int)c.rank, coll_comm_rank(nc));
+	/* Its parent is alive and keeps its connections: new ones. */
+	EXPECT_EQ(0, reused_peers(nc, NULL));
 	ASSERT_EQ(0, allreduce(nc, b, c.rank, c.nranks, 1, &bad))
 		TH_LOG("on the new communicator: %s", coll_last_error());
 	EXPECT_EQ(-1, bad) TH_LOG("element %ld wrong", bad);
@@ -137,15 +179,56 @@ TEST(healthy_shrink_is_a_duplicate)
 	munmap(b, COUNT * sizeof(float));
 }
 
+/* The connections rank @r of @n takes over when rank 1 is late to shrink. */
+static int slow_expected(uint32_t r, uint32_t n)
+{
+	if (r == 1)
+		return 1;		/* rank 0's */
+	return r < 1 ? (int)n - 1 : (int)n - 2;
+}
+
+TEST(slow_survivor_connects_anew)
+{
+	coll_comm_t *comm = NULL, *nc = NULL;
+	struct cluster c;
+	int reused;
+	long bad;
+	float *b;
+
+	if (access(KC_DEV, F_OK))
+		SKIP(return, "no %s", KC_DEV);
+	if (cluster_get_port(&c, 307) || c.nranks < 3)
+		SKIP(return, "needs 3 or more ranks");
+	b = map_buf(COUNT * sizeof(float));
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, create(&c, &comm)) TH_LOG("create: %s", coll_last_error());
+	ASSERT_EQ(0, allreduce(comm, b, c.rank, c.nranks, 0, &bad));
+	ASSERT_EQ(0, coll_comm_abort(comm));
+	if (c.rank == 1)
+		sleep_ms(env_u32("KCOLL_SHRINK_SLOW_MS", 2500));
+	ASSERT_EQ(0, coll_comm_shrink(comm, &nc)) TH_LOG("shrink: %s", coll_last_error());
+	ASSERT_EQ((int)c.nranks, coll_comm_size(nc));
+	ASSERT_EQ(0, allreduce(nc, b, c.rank, c.nranks, 1, &bad))
+		TH_LOG("on the new communicator: %s", coll_last_error());
+	EXPECT_EQ(-1, bad) TH_LOG("element %ld wrong", bad);
+	reused = reused_peers(nc, NULL);
+	LOG("shrink: rank %u (rank 1 late): %d of %u connections reused\n", c.rank, reused,
+	    c.nranks - 1);
+	EXPECT_EQ(slow_expected(c.rank, c.nranks), reused);
+	coll_comm_destroy(nc);
+	coll_comm_destroy(comm);
+	munmap(b, COUNT * sizeof(float));
+}
+
 TEST(survivors_shrink_and_carry_on)
 {
 	coll_comm_t *comm = NULL, *nc = NULL;
 	uint32_t op, victim, n;
 	double t_err, t_first, t_shrunk;
 	struct cluster c;
+	int ret, reused;
 	long bad;
 	float *b;
-	int ret;
 
 	if (access(KC_DEV, F_OK))
 		SKIP(return, "no %s", KC_DEV);
@@ -200,6 +283,7 @@ TEST(survivors_shrink_and_carry_on)
 	t_shrunk = now_ms();
 	ASSERT_EQ((int)n - 1, coll_comm_size(nc));
 	ASSERT_EQ((int)c.rank, coll_comm_rank(nc));
+
 	ASSERT_EQ(0, allreduce(nc, b, c.rank, n - 1, 0, &bad))
 		TH_LOG("first operation: %s", coll_last_error());
 	t_first = now_ms();
@@ -207,6 +291,9 @@ TEST(survivors_shrink_and_carry_on)
 	LOG("shrink: rank %u: shrunk to %u ranks in %.0f ms, first operation done %.0f ms "
 	    "after the failure\n", c.rank, n - 1, t_shrunk - t_err, t_first - t_err);
 	EXPECT_GT(SHRINK_MAX_MS, t_first - t_err);
+	reused = reused_peers(nc, c.rank ? NULL : stdout);
+	LOG("shrink: rank %u: %d of %u connections reused\n", c.rank, reused, n - 2);
+	EXPECT_EQ((int)n - 2, reused) TH_LOG("not every connection between the survivors was reused");
 	for (op = 1; op < OPS_AFTER; op++) {
 		ASSERT_EQ(0, allreduce(nc, b, c.rank, n - 1, op, &bad))
 			TH_LOG("operation %u: %s", op, coll_last_error());
