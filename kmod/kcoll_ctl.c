@@ -173,12 +173,13 @@ void kcoll_ctl_tell(struct kcoll_comm *comm)
 	if (comm->fault_told || comm->bye_sent)
 		return;
 	comm->fault_told = true;
-	if (f->kind == KCOLL_FAULT_NONE) {
+	if (f->kind == KCOLL_FAULT_NONE || f->kind == KCOLL_FAULT_PEER_FAILED) {
 		/*
-		 * No rank to blame (a timeout, an abort): the peers still learn
-		 * that this rank is alive and failed on purpose, which is what
-		 * a shrink asks of them (kcoll_comm_peers()).  One that closes
-		 * leaves: not news, or a farewell already went out.
+		 * No rank to blame (a timeout, an abort, or a peer that failed
+		 * so): the peers still learn that this rank is alive and failed
+		 * on purpose, which is what a shrink asks of them
+		 * (kcoll_comm_peers()), and need not wait for it.  One that
+		 * closes leaves: not news, or a farewell already went out.
 		 */
 		if (comm->closing)
 			return;
