@@ -230,6 +230,7 @@ check: deps
 
 # Last: it adds to DEB_PKGS and KC_CHECK_STEPS, defined above.
 include lib/mpi/mpi.mk
+include lib/torch/torch.mk
 
 
 endif # KERNELRELEASE
