@@ -413,8 +413,11 @@ struct kcoll_parent {
 	u32 *ranks;
 };
 
-/* How long a connecting side waits for the peer's RESET before it connects anew. */
-#define KCOLL_ADOPT_WAIT_MS	1000
+/*
+ * How long a connecting side waits for the peer's RESET before it
+ * connects anew: a tenth of the connect timeout, at least this long.
+ */
+#define KCOLL_ADOPT_WAIT_MIN_MS	1000
 
 void kcoll_conns_park(struct kcoll_comm *comm);
 bool kcoll_conns_parkable_quiet(struct kcoll_comm *comm);

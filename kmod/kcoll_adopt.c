@@ -31,8 +31,9 @@
  * Anything else is a new connection, as at any creation.  A peer whose
  * end is not parked has disconnected it; a RESET that names another
  * communicator (the peer saw other survivors) fails the connection; a
- * connecting side that has no RESET after KCOLL_ADOPT_WAIT_MS gives it up
- * (the peer may not shrink at all).  kcoll_connect.c then returns it to
+ * connecting side that has no RESET after a tenth of the connect timeout
+ * (at least KCOLL_ADOPT_WAIT_MIN_MS) gives it up (the peer may not shrink
+ * at all).  kcoll_connect.c then returns it to
  * IDLE and connects or accepts anew; the peer sees the disconnect and
  * does the same.
  *

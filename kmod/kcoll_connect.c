@@ -80,15 +80,16 @@ static void kcoll_passive_reset(struct kcoll_comm *comm)
 /*
  * A connection a shrink took over (kcoll_adopt.c) is up once the peer's
  * RESET agrees.  The connecting side gives it up when it fails (the peer
- * disconnected it, or names another communicator) or after
- * KCOLL_ADOPT_WAIT_MS without a RESET (the peer may not shrink at all),
- * and connects anew.  Returns 0 when it is up, 1 to connect anew, or
- * -EINTR.
+ * disconnected it, or names another communicator) or after a tenth of
+ * the connect timeout (at least KCOLL_ADOPT_WAIT_MIN_MS) without a RESET
+ * (the peer may not shrink at all, or much later), and connects anew.
+ * Returns 0 when it is up, 1 to connect anew, or -EINTR.
  */
 static int kcoll_conn_adopted_wait(struct kcoll_conn *conn, unsigned long deadline)
 {
 	struct kcoll_comm *comm = conn->comm;
-	unsigned long until = jiffies + msecs_to_jiffies(KCOLL_ADOPT_WAIT_MS);
+	u32 ms = max_t(u32, KCOLL_ADOPT_WAIT_MIN_MS, comm->connect_timeout_ms / 10);
+	unsigned long until = jiffies + msecs_to_jiffies(ms);
 	long left;
 
 	if (time_before(deadline, until))

@@ -7,8 +7,9 @@
  *    a communicator of the same ranks, and an AllReduce on it is exact.
  *  - slow_survivor_connects_anew: every rank aborts its communicator
  *    (all alive, all failed), rank 1 shrinks KCOLL_SHRINK_SLOW_MS
- *    (2500 ms) after the others.  A connecting rank gives the taken-over
- *    connection up after 1 s without the peer's RESET and connects anew:
+ *    (5000 ms) after the others.  A connecting rank gives the taken-over
+ *    connection up after a tenth of the connect timeout (2 s here)
+ *    without the peer's RESET and connects anew:
  *    the higher ranks' connections to rank 1 are new, every other one is
  *    reused (rank 1 finds the lower ranks' RESETs waiting), and an
  *    AllReduce over all of them is exact.
@@ -205,7 +206,7 @@ TEST(slow_survivor_connects_anew)
 	ASSERT_EQ(0, allreduce(comm, b, c.rank, c.nranks, 0, &bad));
 	ASSERT_EQ(0, coll_comm_abort(comm));
 	if (c.rank == 1)
-		sleep_ms(env_u32("KCOLL_SHRINK_SLOW_MS", 2500));
+		sleep_ms(env_u32("KCOLL_SHRINK_SLOW_MS", 5000));
 	ASSERT_EQ(0, coll_comm_shrink(comm, &nc)) TH_LOG("shrink: %s", coll_last_error());
 	ASSERT_EQ((int)c.nranks, coll_comm_size(nc));
 	ASSERT_EQ(0, allreduce(nc, b, c.rank, c.nranks, 1, &bad))
