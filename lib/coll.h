@@ -280,6 +280,26 @@ int coll_comm_dup(coll_comm_t *comm, coll_comm_t **newcomm);
 int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm);
 
 /*
+ * A new communicator of ranks @members[0..@n-1] of @comm (new rank i is
+ * @comm's rank @members[i]), called by those ranks only, each with the
+ * same list (MPI_Comm_create_group; torch.distributed.new_group, which
+ * runs on the members only).  Nothing is exchanged: the members know
+ * @comm's addresses, servers, super-nodes and secret, and derive the new
+ * unique id from @comm's, the list and how many groups of this list this
+ * rank made from @comm before.  So members make their groups of one list
+ * in the same order; a member that passed another list is never met and
+ * fails with -ETIMEDOUT at the connect timeout.  Settings are @comm's but
+ * for the nonzero algo, timeout_ms, connect_timeout_ms, chunk_bytes and
+ * slots of @opts (NULL: none); device and secret are always @comm's, and
+ * unique_id is ignored.  The new communicator has its own connections.
+ * -EINVAL (nothing counted) if a member is not a rank of @comm, is listed
+ * twice, or the caller is not listed.  Not collective over @comm, which
+ * stays as it was.
+ */
+int coll_comm_create_group(coll_comm_t *comm, const uint32_t *members, uint32_t n,
+			   const struct coll_comm_opts *opts, coll_comm_t **newcomm);
+
+/*
  * The communicator's 128-bit unique id into @id (zeros for one made from
  * a rank table).  0 or -EINVAL.
  */

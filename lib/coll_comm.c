@@ -191,7 +191,7 @@ static int coll_create_enomem(int ret, uint32_t rank, uint32_t nranks,
 }
 
 /* The caller's options as this libcoll knows them, missing fields zero. */
-static void coll_opts_copy(const struct coll_comm_opts *opts, struct coll_comm_opts *o)
+void coll_opts_copy(const struct coll_comm_opts *opts, struct coll_comm_opts *o)
 {
 	size_t n = sizeof(*o);
 
@@ -457,6 +457,7 @@ void coll_comm_destroy(coll_comm_t *c)
 	free(c->ranks);
 	free(c->hosts);
 	free(c->pods);
+	free(c->groups);
 	free((char *)c->opts.algo);
 	free((char *)c->opts.device);
 	explicit_bzero(c->secret, sizeof(c->secret));

@@ -48,6 +48,15 @@ struct coll_comm {
 	uint8_t secret[KCOLL_SECRET_MAX];	/* as the module got it; wiped on destroy */
 	uint32_t secret_len;
 	uint32_t shrinks;			/* calls so far: a retry is a new communicator */
+	/* What coll_comm_create_group() needs (lib/coll_group.c). */
+	struct coll_group_seen *groups;		/* [ngroups]: one per member list */
+	uint32_t ngroups;
+};
+
+/* How many groups of one member list this rank made from a communicator. */
+struct coll_group_seen {
+	uint64_t list;				/* hash of the list */
+	uint32_t count;
 };
 
 /* Whether operation @o takes a reduction, a root (libcoll's checks, the words of a fault). */
@@ -120,13 +129,11 @@ struct coll_oob_table {
 COLL_HIDDEN uint64_t coll_oob_hash(const void *p, size_t len, uint64_t h);
 
 /*
- * coll_comm_shrink()'s parts (lib/coll_shrink.c): the ranks @fates (enum
+ * coll_comm_shrink()'s part (lib/coll_shrink.c): the ranks @fates (enum
  * kcoll_peer_fate, by rank) calls alive into @keep, in order, returning
- * how many; and the new communicator's id from @c and those @m ranks.
+ * how many.
  */
 COLL_HIDDEN uint32_t coll_shrink_survivors(const uint8_t *fates, uint32_t n, uint32_t *keep);
-COLL_HIDDEN void coll_shrink_uid(const coll_comm_t *c, const uint32_t *keep, uint32_t m,
-				 uint8_t uid[16]);
 
 /*
  * A shrink's failed parent: its file, whose connections the module may
@@ -136,6 +143,28 @@ struct coll_parent {
 	int fd;
 	const uint32_t *ranks;
 };
+
+/*
+ * lib/coll_group.c: the id of @c's child of ranks @keep[0..@m-1], the
+ * same on every member that passes the same @tag ("kcoll shrink", ...),
+ * @count (the how-many-th such child) and list, and different for any
+ * other parent, tag, count or list.
+ */
+COLL_HIDDEN void coll_child_uid(const coll_comm_t *c, const char *tag, uint32_t count,
+				const uint32_t *keep, uint32_t m, uint8_t uid[16]);
+/*
+ * Create that child from what @c knows (addresses, identities, secret),
+ * without an exchange, with the settings @opts (NULL: @c's); @parent (or
+ * NULL) lets the module take connections over.  0 or a negative errno
+ * (message set).
+ */
+COLL_HIDDEN int coll_child_create(coll_comm_t *c, const uint32_t *keep, uint32_t m,
+				  const char *tag, uint32_t count,
+				  const struct coll_comm_opts *opts,
+				  const struct coll_parent *parent, coll_comm_t **out);
+
+/* @opts as this libcoll knows them (fields beyond its size zero), into @o. */
+COLL_HIDDEN void coll_opts_copy(const struct coll_comm_opts *opts, struct coll_comm_opts *o);
 
 /* coll_comm_init_ranks() with a parent (NULL: none). */
 COLL_HIDDEN int coll_comm_init_child(const struct coll_rank_desc *ranks, uint32_t nranks,
@@ -157,7 +186,11 @@ COLL_HIDDEN int coll_split_exchange(const struct coll_oob *oob,
 				    const struct coll_rank_desc *ranks, const uint64_t *hosts,
 				    const uint64_t *pods, int color, int key,
 				    struct coll_oob_table *t);
+COLL_HIDDEN int coll_oob_table_alloc(struct coll_oob_table *t, uint32_t n);
 COLL_HIDDEN void coll_oob_table_free(struct coll_oob_table *t);
+/* Give @c the host and super-node identities and the id of @t, and @oob if not NULL. */
+COLL_HIDDEN void coll_oob_adopt(coll_comm_t *c, const struct coll_oob_table *t,
+				const struct coll_oob *oob);
 /* coll_local_addr() under another sysfs root (tests). */
 COLL_HIDDEN int coll_local_addr_at(const char *root, const char *device, char *addr,
 				   size_t len);

@@ -57,7 +57,7 @@ void coll_oob_table_free(struct coll_oob_table *t)
 	explicit_bzero(t, sizeof(*t));
 }
 
-static int coll_oob_table_alloc(struct coll_oob_table *t, uint32_t n)
+int coll_oob_table_alloc(struct coll_oob_table *t, uint32_t n)
 {
 	memset(t, 0, sizeof(*t));
 	t->nranks = n;
@@ -620,8 +620,8 @@ out:
 }
 
 /* Give the new communicator what a later split needs. */
-static void coll_oob_adopt(coll_comm_t *c, const struct coll_oob_table *t,
-			   const struct coll_oob *oob)
+void coll_oob_adopt(coll_comm_t *c, const struct coll_oob_table *t,
+		    const struct coll_oob *oob)
 {
 	memcpy(c->hosts, t->hosts, t->nranks * sizeof(*t->hosts));
 	memcpy(c->pods, t->pods, t->nranks * sizeof(*t->pods));

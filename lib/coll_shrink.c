@@ -45,33 +45,6 @@ uint32_t coll_shrink_survivors(const uint8_t *fates, uint32_t n, uint32_t *keep)
 	return m;
 }
 
-/*
- * The new communicator's id: the same on every survivor that sees the
- * same survivors, and different for any other set, retry or parent.
- */
-void coll_shrink_uid(const coll_comm_t *c, const uint32_t *keep, uint32_t m,
-		     uint8_t uid[16])
-{
-	static const char tag[] = "kcoll shrink";
-	uint64_t h[2] = { 0x6b636f6c6c736872ull, 0x73757276697665ull };
-	uint32_t i, k;
-
-	for (k = 0; k < 2; k++) {
-		h[k] = coll_oob_hash(tag, sizeof(tag), h[k]);
-		h[k] = coll_oob_hash(c->uid, sizeof(c->uid), h[k]);
-		/* A communicator from a rank table has no id: its table names it. */
-		for (i = 0; i < c->nranks; i++) {
-			h[k] = coll_oob_hash(c->ranks[i].addr, strnlen(c->ranks[i].addr,
-					     sizeof(c->ranks[i].addr)), h[k]);
-			h[k] = coll_oob_hash(&c->ranks[i].port, sizeof(c->ranks[i].port), h[k]);
-		}
-		h[k] = coll_oob_hash(&c->shrinks, sizeof(c->shrinks), h[k]);
-		h[k] = coll_oob_hash(&m, sizeof(m), h[k]);
-		h[k] = coll_oob_hash(keep, m * sizeof(*keep), h[k]);
-	}
-	memcpy(uid, h, 16);
-}
-
 /* "0,1,3": the old ranks of @keep, for messages. */
 static void coll_shrink_list(const uint32_t *keep, uint32_t m, char *buf, size_t len)
 {
@@ -102,26 +75,11 @@ static int coll_shrink_fates(coll_comm_t *c, uint8_t *fates)
 	return coll_seterr(-errno, "coll_comm_shrink: KCOLL_IOC_PEERS: %s", strerror(errno));
 }
 
-/* Give the new communicator its parent's host identities and its id. */
-static void coll_shrink_adopt(coll_comm_t *n, const coll_comm_t *c, const uint32_t *keep,
-			      const uint8_t uid[16])
-{
-	uint32_t i;
-
-	for (i = 0; i < n->nranks; i++) {
-		n->hosts[i] = c->hosts[keep[i]];
-		n->pods[i] = c->pods[keep[i]];
-	}
-	memcpy(n->uid, uid, 16);
-}
-
 int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm)
 {
-	struct coll_rank_desc *ranks = NULL;
-	uint32_t *keep = NULL, m, i, me = 0;
 	struct coll_parent parent;
-	struct coll_comm_opts o;
-	uint8_t *fates = NULL, uid[16];
+	uint32_t *keep = NULL, m;
+	uint8_t *fates = NULL;
 	char list[256];
 	int ret;
 
@@ -133,8 +91,7 @@ int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm)
 		return coll_seterr(-EINVAL, "coll_comm_shrink: no communicator");
 	fates = calloc(comm->nranks, 1);
 	keep = calloc(comm->nranks, sizeof(*keep));
-	ranks = calloc(comm->nranks, sizeof(*ranks));
-	if (!fates || !keep || !ranks) {
+	if (!fates || !keep) {
 		ret = coll_seterr(-ENOMEM, "coll_comm_shrink: out of memory");
 		goto out;
 	}
@@ -142,23 +99,10 @@ int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm)
 	if (ret)
 		goto out;
 	m = coll_shrink_survivors(fates, comm->nranks, keep);
-	for (i = 0; i < m; i++) {
-		ranks[i] = comm->ranks[keep[i]];
-		ranks[i].port = 0;
-		if (keep[i] == comm->rank)
-			me = i;
-	}
-	coll_shrink_uid(comm, keep, m, uid);
-	comm->shrinks++;
-
-	o = comm->opts;
-	o.size = sizeof(o);
-	o.unique_id = uid;
-	o.secret = comm->secret_len ? comm->secret : NULL;
-	o.secret_len = comm->secret_len;
 	parent.fd = comm->fd;
 	parent.ranks = keep;
-	ret = coll_comm_init_child(ranks, m, me, &o, &parent, newcomm);
+	ret = coll_child_create(comm, keep, m, "kcoll shrink", comm->shrinks++, NULL,
+				&parent, newcomm);
 	if (ret) {
 		char why[512];
 
@@ -168,12 +112,9 @@ int coll_comm_shrink(coll_comm_t *comm, coll_comm_t **newcomm)
 			    "could not form a communicator: %s%s", list, comm->nranks, why,
 			    ret == -ETIMEDOUT ? " (a survivor that saw other ranks alive "
 			    "waits for another communicator)" : "");
-		goto out;
 	}
-	coll_shrink_adopt(*newcomm, comm, keep, uid);
 out:
 	free(fates);
 	free(keep);
-	free(ranks);
 	return ret;
 }

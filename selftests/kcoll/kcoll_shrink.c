@@ -28,6 +28,15 @@
  *    survivors (collctl's netlink client: no new handshake), where the
  *    healthy shrink above connects anew (its parent still uses its own).
  *
+ *  - groups_of_members_only: coll_comm_create_group(), the communicator
+ *    of some ranks that only they make, from what the parent knows (no
+ *    exchange): ranks n-1 and 1, in that order, make two groups of that
+ *    list, and ranks 0 and 1 one of theirs, while the others make none;
+ *    each has the listed new ranks, exact AllReduces run on both of the
+ *    first two at once, and the parent still works.  Then ranks 0 and 1
+ *    pass lists that differ ({0,1} and {1,0}): both fail with ETIMEDOUT
+ *    at their connect timeout (2 s) instead of meeting.
+ *
  * Each survivor prints what it measured ("shrink:" lines).  Needs 3 or
  * more VMs of one rank each and the runner's fault requests
  * (KCOLL_FAULT_REQ); skips otherwise (exit 4 without /dev/kcoll).  The
@@ -178,6 +187,88 @@ TEST(healthy_shrink_is_a_duplicate)
 	coll_comm_destroy(nc);
 	coll_comm_destroy(comm);
 	munmap(b, COUNT * sizeof(float));
+}
+
+/* The group of @members (this rank among them), checked: its size and this rank's place. */
+static coll_comm_t *group(struct __test_metadata *_metadata, coll_comm_t *comm,
+			  const uint32_t *members, uint32_t n, uint32_t rank)
+{
+	coll_comm_t *g = NULL;
+	uint32_t i;
+
+	EXPECT_EQ(0, coll_comm_create_group(comm, members, n, NULL, &g))
+		TH_LOG("rank %u: create_group: %s", rank, coll_last_error());
+	if (!g)
+		return NULL;
+	EXPECT_EQ((int)n, coll_comm_size(g));
+	for (i = 0; i < n; i++)
+		if (members[i] == rank)
+			EXPECT_EQ((int)i, coll_comm_rank(g));
+	return g;
+}
+
+TEST(groups_of_members_only)
+{
+	coll_comm_t *comm = NULL, *g1 = NULL, *g2 = NULL, *g3 = NULL, *bad_g = NULL;
+	struct coll_comm_opts quick = { .size = sizeof(quick), .connect_timeout_ms = 2000 };
+	uint32_t pair[2], low[] = { 0, 1 }, wrong[2], me;
+	coll_request_t *r1 = NULL, *r2 = NULL;
+	float *b, *b2;
+	struct cluster c;
+	long bad;
+
+	if (access(KC_DEV, F_OK))
+		SKIP(return, "no %s", KC_DEV);
+	if (cluster_get_port(&c, 312) || c.nranks < 3)
+		SKIP(return, "needs 3 or more ranks");
+	pair[0] = c.nranks - 1;
+	pair[1] = 1;
+	b = map_buf(COUNT * sizeof(float));
+	b2 = map_buf(COUNT * sizeof(float));
+	ASSERT_TRUE(b && b2);
+	ASSERT_EQ(0, create(&c, &comm)) TH_LOG("create: %s", coll_last_error());
+	if (c.rank == pair[0] || c.rank == pair[1]) {
+		g1 = group(_metadata, comm, pair, 2, c.rank);
+		g2 = group(_metadata, comm, pair, 2, c.rank);
+		ASSERT_TRUE(g1 && g2);
+		me = (uint32_t)coll_comm_rank(g1);
+		/* Both at once: two communicators, apart. */
+		fill(b, me, 3);
+		fill(b2, me, 4);
+		ASSERT_EQ(0, coll_allreduce(g1, b, b, COUNT, COLL_FLOAT, COLL_SUM, &r1));
+		ASSERT_EQ(0, coll_allreduce(g2, b2, b2, COUNT, COLL_FLOAT, COLL_SUM, &r2));
+		ASSERT_EQ(0, coll_wait(&r2, NULL)) TH_LOG("%s", coll_last_error());
+		ASSERT_EQ(0, coll_wait(&r1, NULL)) TH_LOG("%s", coll_last_error());
+		EXPECT_EQ(-1, check(b, 2, 3));
+		EXPECT_EQ(-1, check(b2, 2, 4));
+	}
+	if (c.rank <= 1) {
+		g3 = group(_metadata, comm, low, 2, c.rank);
+		ASSERT_NE(NULL, g3);
+		ASSERT_EQ(0, allreduce(g3, b, c.rank, 2, 5, &bad)) TH_LOG("%s", coll_last_error());
+		EXPECT_EQ(-1, bad) TH_LOG("element %ld wrong", bad);
+	}
+	ASSERT_EQ(0, allreduce(comm, b, c.rank, c.nranks, 6, &bad));
+	EXPECT_EQ(-1, bad) TH_LOG("element %ld wrong", bad);
+	if (c.rank <= 1) {
+		double t0 = now_ms();
+		int ret;
+
+		wrong[0] = c.rank ? 1 : 0;
+		wrong[1] = c.rank ? 0 : 1;
+		ret = coll_comm_create_group(comm, wrong, 2, &quick, &bad_g);
+		LOG("shrink: rank %u: group of another list: %d after %.0f ms: %s\n", c.rank,
+		    ret, now_ms() - t0, coll_last_error());
+		EXPECT_EQ(-ETIMEDOUT, ret);
+		EXPECT_EQ(NULL, bad_g);
+		EXPECT_NE(NULL, strstr(coll_last_error(), "same list"));
+	}
+	coll_comm_destroy(g3);
+	coll_comm_destroy(g2);
+	coll_comm_destroy(g1);
+	coll_comm_destroy(comm);
+	munmap(b, COUNT * sizeof(float));
+	munmap(b2, COUNT * sizeof(float));
 }
 
 /* The connections rank @r of @n takes over when rank 1 is late to shrink. */

@@ -62,23 +62,23 @@ TEST(the_id_follows_the_parent_the_survivors_and_the_call)
 	coll_comm_t *c = fake_comm(4, 7), *d = fake_comm(4, 8), *t = fake_comm(4, 0);
 
 	ASSERT_TRUE(c && d && t && c->ranks && d->ranks && t->ranks);
-	coll_shrink_uid(c, abc, 3, u1);
-	coll_shrink_uid(c, abc, 3, u2);
+	coll_child_uid(c, "kcoll shrink", c->shrinks, abc, 3, u1);
+	coll_child_uid(c, "kcoll shrink", c->shrinks, abc, 3, u2);
 	EXPECT_EQ(0, memcmp(u1, u2, 16)) TH_LOG("the same survivors meet");
 	EXPECT_NE(0, memcmp(u1, zero, 16));
-	coll_shrink_uid(c, abd, 3, u2);
+	coll_child_uid(c, "kcoll shrink", c->shrinks, abd, 3, u2);
 	EXPECT_NE(0, memcmp(u1, u2, 16)) TH_LOG("other survivors, another communicator");
-	coll_shrink_uid(c, abc, 2, u2);
+	coll_child_uid(c, "kcoll shrink", c->shrinks, abc, 2, u2);
 	EXPECT_NE(0, memcmp(u1, u2, 16));
-	coll_shrink_uid(d, abc, 3, u2);
+	coll_child_uid(d, "kcoll shrink", d->shrinks, abc, 3, u2);
 	EXPECT_NE(0, memcmp(u1, u2, 16)) TH_LOG("another parent, another communicator");
 	c->shrinks++;
-	coll_shrink_uid(c, abc, 3, u2);
+	coll_child_uid(c, "kcoll shrink", c->shrinks, abc, 3, u2);
 	EXPECT_NE(0, memcmp(u1, u2, 16)) TH_LOG("a second call is a new communicator");
 	/* A rank table's communicator (no id): its addresses and ports name it. */
-	coll_shrink_uid(t, abc, 3, u1);
+	coll_child_uid(t, "kcoll shrink", t->shrinks, abc, 3, u1);
 	t->ranks[2].port = 16668;
-	coll_shrink_uid(t, abc, 3, u3);
+	coll_child_uid(t, "kcoll shrink", t->shrinks, abc, 3, u3);
 	EXPECT_NE(0, memcmp(u1, u3, 16));
 	coll_comm_destroy(c);
 	coll_comm_destroy(d);
