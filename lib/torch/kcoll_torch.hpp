@@ -77,6 +77,9 @@ class Engine {
 	void submit(const c10::intrusive_ptr<WorkKcoll> &w,
 		    const std::function<int(coll_request_t **)> &start);
 
+	/* Run @f on the communicator under the lock (calls other than submissions). */
+	int locked(const std::function<int(coll_comm_t *)> &f);
+
 	coll_comm_t *comm() const { return comm_; }
 
  private:
@@ -150,6 +153,15 @@ class ProcessGroupKcoll : public c10d::ProcessGroup {
 						    int tag) override;
 
 	std::chrono::milliseconds timeout() const { return timeout_; }
+	Engine &engine() { return *engine_; }
+
+	/*
+	 * How the communicator was made: "group" (coll_comm_create_group() of
+	 * the process's first kcoll group, ranks @parent_ranks of it) or
+	 * "store" (coll_comm_init_oob() over the c10d store).
+	 */
+	std::string origin = "store";
+	std::vector<int64_t> parent_ranks;
 
  private:
 	c10::intrusive_ptr<WorkKcoll> work(c10d::OpType type, const char *what,
@@ -181,6 +193,9 @@ void check_like(const std::vector<at::Tensor> &ts, const at::Tensor &ref, const 
 void check_root(int64_t root, int size, const char *what);
 
 /* ------------------------------------------- bootstrap.cpp: creation */
+
+/* The PG of @e goes: it can no longer be the parent of new groups. */
+void forget_root(const Engine *e);
 
 c10::intrusive_ptr<c10d::ProcessGroup> create(const c10::intrusive_ptr<c10d::Store> &store,
 					      int rank, int size,

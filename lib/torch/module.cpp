@@ -10,6 +10,7 @@
  * server thread on rank 0 among them) must go on meanwhile.
  */
 #include <pybind11/chrono.h>
+#include <pybind11/stl.h>
 #include <torch/extension.h>
 
 #include "kcoll_torch.hpp"
@@ -22,7 +23,12 @@ PYBIND11_MODULE(kcoll_torch, m)
 		  "backend 'kcoll'";
 	py::class_<kcoll_torch::ProcessGroupKcoll, c10d::ProcessGroup,
 		   c10::intrusive_ptr<kcoll_torch::ProcessGroupKcoll>>(m, "ProcessGroupKcoll")
-		.def_property_readonly("timeout", &kcoll_torch::ProcessGroupKcoll::timeout);
+		.def_property_readonly("timeout", &kcoll_torch::ProcessGroupKcoll::timeout)
+		.def_readonly("origin", &kcoll_torch::ProcessGroupKcoll::origin,
+			      "'group': made from the process's first kcoll group without "
+			      "an exchange of addresses; 'store': bootstrapped over the store")
+		.def_readonly("parent_ranks", &kcoll_torch::ProcessGroupKcoll::parent_ranks,
+			      "for 'group': each rank's rank in the first kcoll group");
 	m.def("create_process_group", &kcoll_torch::create, py::arg("store"), py::arg("rank"),
 	      py::arg("size"), py::arg("timeout"), py::call_guard<py::gil_scoped_release>(),
 	      "The backend's creator (what init_process_group calls).");

@@ -37,6 +37,7 @@ ProcessGroupKcoll::ProcessGroupKcoll(std::unique_ptr<StoreOob> oob, coll_comm_t 
  */
 ProcessGroupKcoll::~ProcessGroupKcoll()
 {
+	forget_root(engine_.get());
 	if (Py_IsInitialized() && PyGILState_Check()) {
 		pybind11::gil_scoped_release nogil;
 

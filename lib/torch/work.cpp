@@ -107,6 +107,13 @@ void Engine::submit(const c10::intrusive_ptr<WorkKcoll> &w,
 	pending_.push_back(w);
 }
 
+int Engine::locked(const std::function<int(coll_comm_t *)> &f)
+{
+	std::lock_guard<std::mutex> lock(mu_);
+
+	return f(comm_);
+}
+
 void Engine::loop()
 {
 	struct pollfd p[2] = {
