@@ -480,6 +480,8 @@ struct kcoll_comm_op {
 	u32 fallback;			/* the plan's: configured levels not run */
 	char note[KC_PLAN_MAX_NOTE];	/* the plan's note, kept only with a fallback */
 	struct kcoll_completion cpl;
+	/* Completed before its sends ended: it keeps its buffers until then. */
+	bool linger;
 };
 
 struct kcoll_file;
@@ -646,6 +648,12 @@ struct kcoll_comm {
 	struct kcoll_comm_op *active;
 	struct list_head queued;
 	struct list_head done;
+	/*
+	 * Failed operations the caller has reaped whose buffers a send may
+	 * still read: freed once fail_work has parked or stopped every
+	 * connection (kcoll_comm_unlinger()).
+	 */
+	struct list_head lingering;
 	u32 nops;			/* queued + active + done */
 	wait_queue_head_t done_wq;
 	struct delayed_work timeout_work;

@@ -75,13 +75,22 @@ static void kcoll_op_account(struct kcoll_comm *comm, const struct kcoll_comm_op
 	}
 }
 
-static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_comm_op *op, int status)
+/*
+ * @op ends with @status for its caller.  Its buffers go with it, unless a
+ * send may still read them (@linger: it failed before fail_work parked
+ * or stopped the connections): then they stay until the communicator is
+ * dead (kcoll_comm_unlinger()), and the caller need not wait for that.
+ */
+static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_comm_op *op, int status,
+			      bool linger)
 {
 	op->cpl.status = status;
 	op->cpl.complete_ns = ktime_get_ns();
 	if (op->ex_ready)
 		op->cpl.bytes = op->ex.bytes_sent + op->ex.bytes_received;
-	kcoll_op_release(op);
+	op->linger = linger;
+	if (!linger)
+		kcoll_op_release(op);
 	list_add_tail(&op->node, &comm->done);
 	kcoll_op_account(comm, op);
 	kcoll_history_complete(comm, op);
@@ -212,8 +221,29 @@ static bool kcoll_comm_draining(const struct kcoll_comm *comm)
  * Complete what can be completed and start what can be started.
  * comm->lock held.
  */
+/*
+ * Once dead (no connection can send any more), the failed operations
+ * completed early let go of their buffers.  comm->lock held.
+ */
+static void kcoll_comm_unlinger(struct kcoll_comm *comm)
+{
+	struct kcoll_comm_op *op, *tmp;
+
+	list_for_each_entry(op, &comm->done, node)
+		if (op->linger) {
+			kcoll_op_release(op);
+			op->linger = false;
+		}
+	list_for_each_entry_safe(op, tmp, &comm->lingering, node) {
+		list_del(&op->node);
+		kcoll_op_free(op);
+	}
+}
+
 void kcoll_comm_advance(struct kcoll_comm *comm)
 {
+	if (comm->dead)
+		kcoll_comm_unlinger(comm);
 	for (;;) {
 		struct kcoll_comm_op *op = comm->active;
 		int st;
@@ -229,20 +259,23 @@ void kcoll_comm_advance(struct kcoll_comm *comm)
 			 */
 			if (st == -ECONNRESET && !comm->dead && kcoll_comm_draining(comm))
 				return;
+			/*
+			 * A failure: the peers learn why, fail_work parks or
+			 * stops the connections, and the caller learns now:
+			 * the buffers stay until nothing can send from them.
+			 */
 			if (st == -EINPROGRESS || (st && !comm->dead)) {
-				/* Wait for fail_work to stop the QPs first. */
 				if (!comm->dead) {
 					if (st == -EPROTO)
 						kcoll_ctl_mismatch(comm, op);
 					else if (st == -ECONNRESET)
 						kcoll_ctl_blame_lost(comm, op);
 					kcoll_comm_fail(comm, st);
-					return;
 				}
 				st = comm->err;
 			}
 			comm->active = NULL;
-			kcoll_op_complete(comm, op, st);
+			kcoll_op_complete(comm, op, st, st && !comm->dead);
 			if (list_empty(&comm->queued))
 				cancel_delayed_work(&comm->timeout_work);
 		}
@@ -250,13 +283,9 @@ void kcoll_comm_advance(struct kcoll_comm *comm)
 		if (!op)
 			return;
 		list_del(&op->node);
+		/* Never started: nothing sends from its buffers. */
 		if (comm->err) {
-			if (!comm->dead) {
-				/* Keep it first in line until the QPs are stopped. */
-				list_add(&op->node, &comm->queued);
-				return;
-			}
-			kcoll_op_complete(comm, op, comm->err);
+			kcoll_op_complete(comm, op, comm->err, false);
 			continue;
 		}
 		kcoll_op_start(comm, op);
@@ -329,6 +358,7 @@ static void kcoll_comm_qp_err_work(struct work_struct *work)
 
 	mutex_lock(&comm->lock);
 	kcoll_comm_fail(comm, -EIO);
+	kcoll_comm_advance(comm);
 	mutex_unlock(&comm->lock);
 }
 
@@ -379,6 +409,7 @@ static void kcoll_comm_timeout_work(struct work_struct *work)
 			kcoll_info_rl("comm %llu: op %llu timed out after %u ms\n", comm->id,
 				      comm->active->id, comm->timeout_ms);
 			kcoll_comm_fail(comm, -ETIMEDOUT);
+			kcoll_comm_advance(comm);
 		} else {
 			mod_delayed_work(kcoll_wq_get(), &comm->timeout_work,
 					 msecs_to_jiffies(comm->timeout_ms - age_ms));
@@ -516,7 +547,10 @@ void kcoll_comm_reap_consume(struct kcoll_comm *comm, u32 n)
 			break;
 		list_del(&op->node);
 		comm->nops--;
-		kcoll_op_free(op);
+		if (op->linger)
+			list_add_tail(&op->node, &comm->lingering);
+		else
+			kcoll_op_free(op);
 	}
 	mutex_unlock(&comm->lock);
 }
@@ -549,6 +583,7 @@ void kcoll_comm_abort(struct kcoll_comm *comm)
 	mutex_lock(&comm->lock);
 	comm->aborted = true;
 	kcoll_comm_fail(comm, -ECANCELED);
+	kcoll_comm_advance(comm);
 	mutex_unlock(&comm->lock);
 }
 
@@ -684,6 +719,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	init_waitqueue_head(&comm->done_wq);
 	INIT_LIST_HEAD(&comm->queued);
 	INIT_LIST_HEAD(&comm->done);
+	INIT_LIST_HEAD(&comm->lingering);
 	INIT_LIST_HEAD(&comm->node);
 	INIT_DELAYED_WORK(&comm->timeout_work, kcoll_comm_timeout_work);
 	INIT_WORK(&comm->fail_work, kcoll_comm_fail_work);

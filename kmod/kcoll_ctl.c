@@ -126,6 +126,7 @@ void kcoll_comm_fail_conn(struct kcoll_conn *conn, int err)
 		kcoll_fault_set(comm, comm->active, KCOLL_FAULT_PEER_LOST, err, conn->peer,
 				comm->rank);
 	kcoll_comm_fail(comm, err);
+	kcoll_comm_advance(comm);
 }
 
 /* @op ended with -EPROTO because @op->ex.bad_peer's header differed: keep it. */

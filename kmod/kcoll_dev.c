@@ -476,6 +476,12 @@ static long kcoll_ioctl_dereg(struct kcoll_file *kf, void __user *uarg)
 	if (ret)
 		return ret;
 	mr = xa_load(&kf->regs, arg.handle);
+	/*
+	 * A failed operation's caller may have its error before fail_work
+	 * stopped the sends that read this memory; that is bounded: wait.
+	 */
+	if (mr && atomic_read(&mr->users) && kf->comm && READ_ONCE(kf->comm->err))
+		flush_work(&kf->comm->fail_work);
 	if (!mr) {
 		ret = -ENOENT;
 	} else if (atomic_read(&mr->users)) {

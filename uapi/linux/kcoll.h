@@ -272,7 +272,10 @@ struct kcoll_rank {
  * communicator's without a handshake.  A connection one end no longer
  * holds, or whose peer names another communicator, is made anew as at
  * any creation.  Reuse needs the same @chunk_bytes, @slots and secret
- * as the parent's; a communicator that differs connects anew.
+ * as the parent's; a communicator that differs connects anew.  The
+ * parent's connections a creation has taken over stay taken when it
+ * fails (the peers have moved on to the new id; a retry, with another
+ * id, connects anew): the one state a failed create does not give back.
  *
  * Every node has one rdma_cm listener per network namespace and port,
  * shared by all communicators; a connection request names the
@@ -380,7 +383,10 @@ struct kcoll_mem_reg {
  * @size: sizeof(struct kcoll_mem_dereg)
  * @flags: zero
  * @handle: from KCOLL_IOC_MEM_REG; ENOENT if unknown, EBUSY while an
- *	operation that is not yet complete uses it
+ *	operation that is not yet complete uses it.  A failed operation
+ *	completes before its communicator's connections are stopped and
+ *	keeps its buffers until then; deregistering one waits for that
+ *	(bounded, well under a second) instead of EBUSY
  */
 struct kcoll_mem_dereg {
 	__u32 size;
