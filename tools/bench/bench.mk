@@ -10,6 +10,9 @@
 #                      out: symmetric runs and a lower bound keep it to
 #                      about 30 min of CPU (AllReduce 12, Reduce 7)
 #                      (tools/bench/bench_select.c, on tools/sim/)
+#   make bench-scaling what the connection and memory model costs from 4 to
+#                      65,536 ranks, now and with connect-on-need, from the
+#                      plans (coll-sim --scaling; build/bench/scaling.txt)
 #   make bench         kcoll against Open MPI and the link in 4 VMs (below)
 #   make bench-profile, bench-tune, bench-report, bench-lint (below)
 
@@ -39,6 +42,18 @@ bench-select: $(BENCH_SELECT)
 	@fail=0; for op in $(BENCH_SELECT_OPS); do \
 		nice -n 10 $(BENCH_SELECT) --op $$op $(BENCH_SELECT_FLAGS) || fail=1; \
 	done; exit $$fail
+
+# AllReduce and AlltoAll of 64 MiB, one rank per server and servers of 8.
+SCALING_OUT := $(BUILD)/bench/scaling.txt
+.PHONY: bench-scaling
+bench-scaling: $(COLL_SIM)
+	@mkdir -p $(dir $(SCALING_OUT))
+	@{ for k in 1 8; do for op in allreduce alltoall; do \
+		$(COLL_SIM) --scaling --per-server $$k --op $$op --bytes 64M || exit 1; \
+		echo; \
+	done; done; } > $(SCALING_OUT)
+	@cat $(SCALING_OUT)
+	@echo "bench-scaling: $(SCALING_OUT)"
 
 # make bench: kcoll against Open MPI (UCX rc_verbs over rxe, and TCP),
 # against Open MPI with libcoll-mpi preloaded (mpi.kcoll, the MPI layer's

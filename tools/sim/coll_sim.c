@@ -14,6 +14,7 @@
 #include "kc_cfg.h"
 #include "kc_cost.h"
 #include "kc_reduce.h"
+#include "scaling.h"
 
 static void usage(FILE *f)
 {
@@ -86,6 +87,15 @@ static void usage(FILE *f)
 "                             each level's algorithm was chosen\n"
 "        --rank R             the rank --explain shows (default 0)\n"
 "    -p, --plot FILE.png      busbw against size per algorithm (gnuplot; implies -A)\n"
+"        --scaling            for 4, 16, 64 ... up to --ranks (default 65536) ranks\n"
+"                             and every applicable algorithm (the rest auto): the\n"
+"                             peers each rank's plan of --op talks to (min, mean,\n"
+"                             max), the QPs and receive memory a rank holds, and the\n"
+"                             handshakes of the job, now (every pair connected at\n"
+"                             creation) and with connect-on-need (only the pairs a\n"
+"                             plan names); receive memory at the module's defaults.\n"
+"                             Every rank's plan up to 1024 ranks, an even sample of\n"
+"                             1024 beyond (handshakes then estimated, marked ~)\n"
 "    -h, --help               this text\n"
 "\n"
 "EXAMPLES\n"
@@ -93,6 +103,7 @@ static void usage(FILE *f)
 "             --alpha 1e-6 --beta 1e-9 --gamma 1e-10 --conformance --json\n"
 "    coll-sim --servers-per-pod 8,16 --per-server 8 --conv 4 --op allreduce \\\n"
 "             -b 1K -e 1G -f 4 --all-algos --plot f.png\n"
+"    coll-sim --scaling --per-server 8 --op allreduce --bytes 64M\n"
 "\n"
 "EXIT STATUS\n"
 "    0 on success, 1 on a simulation or plan error, 2 on bad usage.\n", f);
@@ -107,7 +118,7 @@ struct opts {
 	u32 op, dtype;
 	const char *algo;
 	u64 minb, maxb, factor;
-	bool json, all, explain, conformance, nosym;
+	bool json, all, explain, conformance, nosym, scaling;
 	const char *plot;
 	u32 chunk, window;
 };
@@ -204,7 +215,7 @@ static int parse_dtype(const char *s)
 }
 
 enum { O_ALPHA = 256, O_BETA, O_GAMMA, O_L0, O_L1, O_L2, O_CONV, O_ROOT, O_CONF, O_NOSYM, O_CHUNK,
-       O_WINDOW, O_RANK };
+       O_WINDOW, O_RANK, O_SCALING };
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -236,6 +247,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "all-algos", no_argument, NULL, 'A' },
 		{ "explain", no_argument, NULL, 'x' },
 		{ "rank", required_argument, NULL, O_RANK },
+		{ "scaling", no_argument, NULL, O_SCALING },
 		{ "plot", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -362,6 +374,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'x':
 			o->explain = true;
+			break;
+		case O_SCALING:
+			o->scaling = true;
 			break;
 		case 'p':
 			o->plot = optarg;
@@ -606,38 +621,6 @@ static int table_row(struct ctx *x, u64 bytes, json_object *arr)
 	return 0;
 }
 
-/*
- * Candidates of --all-algos: every flat algorithm at the top level, then
- * the builders, each in enum order.
- */
-static u32 candidates(const struct ctx *x, u32 op, struct kc_algo_cfg *c, const char **name)
-{
-	struct kc_level lv[KC_MAX_LEVELS];
-	u32 nl = kc_topo_levels(&x->t, 0, lv), n = 0, id, top;
-	const struct kc_algo_ops *a;
-
-	top = nl ? lv[nl - 1].cfg_level : KCOLL_LEVEL0;
-	for (id = 0; id < KCOLL_ALGO_COUNT; id++) {
-		a = kc_algo_get(id);
-		if (!a || a->build)
-			continue;
-		if (a->auto_port_measured && top != KCOLL_LEVEL0)
-			continue;	/* HCCL: no fullmesh between servers */
-		memset(&c[n], 0, sizeof(c[n]));
-		c[n].algo[top] = id;
-		name[n++] = a->name;
-	}
-	for (id = 0; id < KCOLL_ALGO_COUNT && x->t.nservers > 1; id++) {
-		a = kc_algo_get(id);
-		if (!a || !a->build || !kc_algo_supports(a, op))
-			continue;
-		memset(&c[n], 0, sizeof(c[n]));
-		c[n].algo[KCOLL_LEVEL1] = id;
-		name[n++] = a->name;
-	}
-	return n;
-}
-
 #define MAXC (2 * KCOLL_ALGO_COUNT)
 
 static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
@@ -654,7 +637,7 @@ static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
 		struct kc_op_desc op0;
 
 		op_for_bytes(x->o, p, sizes[0], &op0);
-		n = candidates(x, op0.op, c, name);
+		n = sim_candidates(&x->t, op0.op, c, name);
 	}
 	if (x->o->plot) {
 		snprintf(datpath, sizeof(datpath), "%s.dat", x->o->plot);
@@ -808,6 +791,123 @@ static int explain(struct ctx *x, u64 bytes)
 	return 0;
 }
 
+/* 1.5 GiB, 512 KiB: @b in binary units, for the scaling table. */
+static const char *human(u64 b, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	u32 u = 0;
+
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(unit)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u && v < 10 ? "%.1f %s" : "%.0f %s", v, unit[u]);
+	return buf;
+}
+
+static json_object *scaling_json(const struct scale_row *r, const char *algo)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "ranks", json_object_new_int64(r->nranks));
+	json_object_object_add(j, "algo", json_object_new_string(algo));
+	json_object_object_add(j, "plans_built", json_object_new_int64(r->sampled));
+	json_object_object_add(j, "peers_min", json_object_new_int64(r->peers_min));
+	json_object_object_add(j, "peers_mean", json_object_new_double(r->peers_mean));
+	json_object_object_add(j, "peers_max", json_object_new_int64(r->peers_max));
+	json_object_object_add(j, "qps_now", json_object_new_int64(r->nranks - 1));
+	json_object_object_add(j, "qps_need", json_object_new_int64(r->peers_max));
+	json_object_object_add(j, "recv_bytes_now",
+			       json_object_new_int64((int64_t)(r->conn_bytes * (r->nranks - 1))));
+	json_object_object_add(j, "recv_bytes_need",
+			       json_object_new_int64((int64_t)(r->conn_bytes * r->peers_max)));
+	json_object_object_add(j, "handshakes_now",
+			       json_object_new_int64((int64_t)r->handshakes_now));
+	json_object_object_add(j, "handshakes_need",
+			       json_object_new_int64((int64_t)r->handshakes_need));
+	json_object_object_add(j, "handshakes_need_estimated",
+			       json_object_new_boolean(r->need_estimated));
+	return j;
+}
+
+static void scaling_print(const struct scale_row *r, const char *algo)
+{
+	char m1[32], m2[32], hs[32];
+
+	snprintf(hs, sizeof(hs), "%s%llu", r->need_estimated ? "~" : "",
+		 (unsigned long long)r->handshakes_need);
+	printf("  %6u %-12s %6u %5u %8.1f %5u %6u %6u %10s %10s %12llu %12s\n", r->nranks,
+	       algo, r->sampled, r->peers_min, r->peers_mean, r->peers_max, r->nranks - 1,
+	       r->peers_max, human(r->conn_bytes * (r->nranks - 1), m1, sizeof(m1)),
+	       human(r->conn_bytes * r->peers_max, m2, sizeof(m2)),
+	       (unsigned long long)r->handshakes_now, hs);
+}
+
+/*
+ * --scaling: the table of tools/sim/scaling.c for 4, 16, ... up to
+ * --ranks ranks (servers of --per-server), each algorithm coll-sim -A
+ * would try, and the automatic choice.
+ */
+static int scaling(struct ctx *x, u64 bytes)
+{
+	u32 k = x->o->per_server ? x->o->per_server : 1, pmax = x->o->ranks ? x->o->ranks : 65536;
+	json_object *arr = x->o->json ? json_object_new_array() : NULL;
+	char err[256], m[32];
+	u32 p, n, i;
+	int rc = 0;
+
+	if (!arr) {
+		printf("# coll-sim --scaling: %s of %llu bytes, %u rank(s) per server; receive "
+		       "memory %s per connection (module defaults: %u slots of %u bytes)\n",
+		       kc_op_name(x->o->op), (unsigned long long)bytes, k,
+		       human(scale_conn_bytes(), m, sizeof(m)), SCALE_SLOTS,
+		       SCALE_CHUNK);
+		printf("# %6s %-12s %6s %5s %8s %5s %6s %6s %10s %10s %12s %12s\n", "ranks",
+		       "algorithm", "plans", "peers", "min/mean", "/max", "QPs", "on", "memory",
+		       "on need", "handshakes", "on need");
+	}
+	for (p = 4; p <= pmax && !rc; p *= 4) {
+		struct kc_algo_cfg c[2 * KCOLL_ALGO_COUNT + 1];
+		const char *name[2 * KCOLL_ALGO_COUNT + 1];
+		struct kc_op_desc op;
+		struct kc_topo t;
+
+		if (p < k || p % k)
+			continue;
+		if (kc_topo_init_regular(&t, 1, p / k, k))
+			return 2;
+		op_for_bytes(x->o, p, bytes, &op);
+		n = sim_candidates(&t, op.op, c, name);
+		memset(&c[n], 0, sizeof(c[n]));
+		kc_select_cfg(&t, &op, &c[n], &x->cm, &c[n]);
+		name[n++] = "auto";
+		for (i = 0; i < n; i++) {
+			struct scale_row r;
+
+			err[0] = '\0';
+			if (scale_measure(&t, &op, &c[i], &r, err, sizeof(err))) {
+				/* An algorithm that cannot run this size or op: skipped, said why. */
+				if (!arr)
+					printf("  %6u %-12s %s\n", p, name[i], err);
+				continue;
+			}
+			if (arr)
+				json_object_array_add(arr, scaling_json(&r, name[i]));
+			else
+				scaling_print(&r, name[i]);
+		}
+		kc_topo_free(&t);
+		fflush(stdout);
+	}
+	if (arr) {
+		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(arr);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -828,6 +928,10 @@ int main(int argc, char **argv)
 	rc = make_topo(&o, &x.t);
 	if (rc)
 		return rc;
+	if (o.scaling && o.table) {
+		fprintf(stderr, "coll-sim: --scaling grows regular servers: no --rank-table\n");
+		return 2;
+	}
 	o.m.rendezvous = o.conformance;
 	o.m.symmetry = !o.nosym;
 	x.ec = o.conformance ? sim_conformance_cfg() :
@@ -842,7 +946,9 @@ int main(int argc, char **argv)
 		if (!b)
 			break;
 	}
-	if (o.explain) {
+	if (o.scaling) {
+		rc = scaling(&x, sizes[0]);
+	} else if (o.explain) {
 		rc = explain(&x, sizes[0]);
 	} else if (o.all) {
 		rc = all_algos(&x, sizes, nsizes);

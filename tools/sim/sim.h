@@ -144,4 +144,12 @@ void sim_cost_model(const struct sim_model *m, const struct kc_exec_cfg *ec,
 /* sim_cost_model() for sim_conformance_cfg()'s executor (no window). */
 void sim_conformance_model(const struct sim_model *m, struct kc_cost_model *out);
 
+/*
+ * The configurations coll-sim -A compares for @op on @t, into @c and
+ * their names into @name (room for 2 x KCOLL_ALGO_COUNT): every flat
+ * algorithm at the top level, then the builders, each in enum order.
+ * Returns how many.
+ */
+u32 sim_candidates(const struct kc_topo *t, u32 op, struct kc_algo_cfg *c, const char **name);
+
 #endif /* KC_SIM_H */

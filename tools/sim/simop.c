@@ -191,3 +191,31 @@ void sim_conformance_model(const struct sim_model *m, struct kc_cost_model *out)
 
 	sim_cost_model(m, &ec, out);
 }
+
+u32 sim_candidates(const struct kc_topo *t, u32 op, struct kc_algo_cfg *c, const char **name)
+{
+	struct kc_level lv[KC_MAX_LEVELS];
+	u32 nl = kc_topo_levels(t, 0, lv), n = 0, id, top;
+	const struct kc_algo_ops *a;
+
+	top = nl ? lv[nl - 1].cfg_level : KCOLL_LEVEL0;
+	for (id = 0; id < KCOLL_ALGO_COUNT; id++) {
+		a = kc_algo_get(id);
+		if (!a || a->build)
+			continue;
+		if (a->auto_port_measured && top != KCOLL_LEVEL0)
+			continue;	/* HCCL: no fullmesh between servers */
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].algo[top] = id;
+		name[n++] = a->name;
+	}
+	for (id = 0; id < KCOLL_ALGO_COUNT && t->nservers > 1; id++) {
+		a = kc_algo_get(id);
+		if (!a || !a->build || !kc_algo_supports(a, op))
+			continue;
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].algo[KCOLL_LEVEL1] = id;
+		name[n++] = a->name;
+	}
+	return n;
+}
