@@ -114,6 +114,14 @@ fi
 for op in allreduce reducescatter allgather broadcast reduce scatter gather alltoall; do
 	"$B"/coll-perf -t "$op" -b 64 -e 1K -f 4 -n 2 -w 1 -r all
 done
+# nccl-tests' command lines as they are, through its program names: -g 1,
+# -t 1, CSV rows (-F); operations submitted back to back (-m 4), then each
+# waited for (-z 1).
+"$B"/all_reduce_perf -b 8 -e 256K -f 8 -g 1 -t 1 -n 2 -F "$OUT/perf.csv"
+[ "$r" != 0 ] || grep -q '^262144,65536,float,sum,-1,[0-9.]*,[0-9.]*,[0-9.]*,0,' \
+	"$OUT/perf.csv" || { cat "$OUT/perf.csv"; fail "all_reduce_perf -F: no 256K row"; }
+"$B"/alltoall_perf -b 1K -e 4K -f 4 -g 1 -m 4 -n 2
+"$B"/reduce_scatter_perf -b 1K -e 4K -f 4 -g 1 -z 1 -m 2 -n 2
 # The asynchronous API: eventfd + coll_test, coll_wait_all.
 "${COLL_OBJ:-build/obj}"/selftests/lib/vm_async
 "$B"/coll-perf -t allreduce -d all -o all -b 256 -e 256 -n 1 -w 0

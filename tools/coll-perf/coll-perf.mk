@@ -15,3 +15,21 @@ $(COLL_PERF): $(OBJDIR)/tools/coll-perf/coll_perf.o $(COLL_A)
 
 TOOLS_BIN += $(COLL_PERF)
 TOOLS_MAN1 += tools/coll-perf/coll-perf.1
+
+# nccl-tests' program names: each runs coll-perf with its operation, so
+# their command lines (all_reduce_perf -b 8 -e 128M -f 2 -g 1) run as they
+# are.  Symbolic links beside coll-perf in build/bin/ and when installed.
+NCCL_TESTS_NAMES := all_reduce_perf reduce_scatter_perf all_gather_perf broadcast_perf \
+	reduce_perf scatter_perf gather_perf alltoall_perf
+NCCL_TESTS_LINKS := $(NCCL_TESTS_NAMES:%=$(BUILD)/bin/%)
+
+$(NCCL_TESTS_LINKS): | $(COLL_PERF)
+	ln -sf coll-perf $@
+
+coll-tools: $(if $(filter 1,$(SAN)),,$(NCCL_TESTS_LINKS))
+
+.PHONY: install-nccl-tests-names
+install-tools: install-nccl-tests-names
+install-nccl-tests-names:
+	install -d $(DESTDIR)$(BINDIR)
+	@for n in $(NCCL_TESTS_NAMES); do ln -sf coll-perf $(DESTDIR)$(BINDIR)/$$n; done

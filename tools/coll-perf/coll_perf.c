@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * coll-perf: nccl-tests for kcoll.  One rank per process, started on every
- * node by a launcher (tools/vm/kcoll-vm run, mpirun-like) with the rank table
- * and the rank from flags or KCOLL_RANKTABLE / KCOLL_RANK.  Prints the
+ * node by a launcher (tools/vm/kcoll-vm run, mpirun, srun) with the rank
+ * table from KCOLL_RANKTABLE (or --ranktable) and the rank from
+ * KCOLL_RANK or the launcher's variables.  It takes nccl-tests' command
+ * lines (all_reduce_perf -b 8 -e 128M -f 2 -g 1): what a CPU library can
+ * do it does, the rest (threads, GPUs, CUDA graphs) it refuses and says
+ * why.  Prints the
  * nccl-tests table: out of place and
  * in place time, algbw, busbw and #wrong per size, with nccl-tests' byte
  * counts and bus bandwidth factors, and checks every result exactly.
@@ -30,6 +34,10 @@ struct perf {
 	size_t minb, maxb, stepb;
 	double factor;
 	int iters, warmup, check, avg_mode;
+	int agg;		/* operations per timed iteration (-m) */
+	bool blocking;		/* wait for each operation before the next (-z 1) */
+	uint32_t inflight;	/* most operations outstanding at once */
+	FILE *csv;		/* -F, rank 0 */
 	bool all_dtypes, all_redops, all_roots, quiet_progress;
 	coll_dtype_t dtype;
 	coll_redop_t redop;
@@ -51,16 +59,24 @@ static void usage(FILE *f, const char *prog)
 "Measure and check kcoll collective operations, nccl-tests style.  Start one\n"
 "process per rank on every node (e.g. tools/vm/kcoll-vm run -n 2 -- %s).\n"
 "\n"
-"  -t, --op NAME            allreduce (default), reducescatter, allgather,\n"
+"      --op NAME            allreduce (default), reducescatter, allgather,\n"
 "                           broadcast, reduce, scatter, gather, alltoall; the\n"
 "                           program name all_reduce_perf etc. sets it too\n"
+"  -t, --nthreads N         threads per process: 1 (kcoll runs one rank per\n"
+"                           process; start more processes); -t NAME is --op\n"
+"  -g, --ngpus N            GPUs per thread: 1 (kcoll moves host memory)\n"
 "  -b, --minbytes SIZE      smallest size (default 32M); K, M, G suffixes\n"
 "  -e, --maxbytes SIZE      largest size (default 32M)\n"
 "  -f, --stepfactor F       multiply the size by F each step (default 1:\n"
 "                           use --stepbytes)\n"
 "  -i, --stepbytes SIZE     add SIZE each step when F is 1 (default 1M)\n"
 "  -n, --iters N            timed iterations per size (default 20)\n"
-"  -w, --warmup_iters N     untimed iterations first (default 1)\n"
+"  -w, --warmup_iters N     untimed iterations first (default 5)\n"
+"  -m, --agg_iters N        operations per timed iteration, submitted back to\n"
+"                           back (default 1); time is per operation\n"
+"  -z, --blocking 0|1       1: wait for each operation before submitting the\n"
+"                           next; 0 (default): submit a whole iteration's\n"
+"                           operations, then wait for them\n"
 "  -c, --check N            check the results of N runs (default 1; 0: off,\n"
 "                           #wrong shows N/A)\n"
 "  -o, --op_type OP         sum (default), prod, min, max, avg, or all\n"
@@ -73,9 +89,19 @@ static void usage(FILE *f, const char *prog)
 "  -A, --algo STRING        force algorithms, HCCL_ALGO syntax, e.g.\n"
 "                           'level0:NA;level1:ring' (default: $KCOLL_ALGO,\n"
 "                           then $HCCL_ALGO, then the module's sysfs setting)\n"
-"  -R, --rank R             this process's rank (default $KCOLL_RANK)\n"
-"  -T, --ranktable FILE     rank table (default $KCOLL_RANKTABLE)\n"
+"  -R, --local_register 0|1 1 (default): register both buffers once; 0: pin\n"
+"                           them for every operation\n"
+"  -T, --timeout SEC        operation timeout in seconds (default: the\n"
+"                           module's, timeout_ms in sysfs)\n"
+"  -p, --parallel_init 0    nccl-tests' default; 1 is refused (no threads)\n"
+"  -G, --cudagraph 0        nccl-tests' default; others refused (no CUDA)\n"
+"  -y, --stream_null 0      nccl-tests' default; 1 is refused (no CUDA)\n"
+"      --rank R             this process's rank (default $KCOLL_RANK, else\n"
+"                           $OMPI_COMM_WORLD_RANK, $PMI_RANK, $PMIX_RANK,\n"
+"                           $SLURM_PROCID)\n"
+"      --ranktable FILE     rank table (default $KCOLL_RANKTABLE)\n"
 "  -J, --json FILE          also write the rows as JSON to FILE (rank 0)\n"
+"  -F, --output_file FILE   also write the rows as CSV to FILE (rank 0)\n"
 "  -h, --help               this text\n"
 "\n"
 "Columns: size (B) and count (elements) as nccl-tests count them, type,\n"
@@ -84,6 +110,9 @@ static void usage(FILE *f, const char *prog)
 "(GB/s, 1e9), #wrong (mismatching elements summed over the ranks).  busbw\n"
 "factors: allreduce 2(n-1)/n; reducescatter, allgather, alltoall, gather,\n"
 "scatter (n-1)/n; broadcast, reduce 1.\n"
+"\n"
+"nccl-tests' command lines run unchanged, e.g. under kcoll-vm or mpirun:\n"
+"  all_reduce_perf -b 8 -e 128M -f 2 -g 1\n"
 "\n"
 "Exit status: 0 when every value was right, 1 on a wrong value or an error,\n"
 "2 on a usage error.\n", prog, prog);
@@ -110,6 +139,25 @@ static int parse_size(const char *s, size_t *out)
 		return -EINVAL;
 	*out = (size_t)v;
 	return 0;
+}
+
+/*
+ * This process's rank: $KCOLL_RANK, else the launcher's (Open MPI's mpirun,
+ * MPICH's and Intel's PMI, PMIx, Slurm's srun), else NULL.
+ */
+static const char *launcher_rank(void)
+{
+	static const char *const vars[] = { "KCOLL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+					    "PMIX_RANK", "SLURM_PROCID" };
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		v = getenv(vars[i]);
+		if (v && *v)
+			return v;
+	}
+	return NULL;
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
@@ -375,20 +423,64 @@ static double bus_factor(const struct perf *p)
 	}
 }
 
-static int submit(struct perf *p, coll_dtype_t t, const void *s, void *r, size_t param)
+static int submit_async(struct perf *p, coll_dtype_t t, const void *s, void *r, size_t param,
+			coll_request_t **q)
 {
+	coll_comm_t *c = p->comm;
+
 	switch (p->op) {
-	case COLL_OP_ALLREDUCE: return coll_allreduce_sync(p->comm, s, r, param, t, p->redop);
-	case COLL_OP_REDUCESCATTER:
-		return coll_reducescatter_sync(p->comm, s, r, param, t, p->redop);
-	case COLL_OP_ALLGATHER: return coll_allgather_sync(p->comm, s, r, param, t);
-	case COLL_OP_BROADCAST: return coll_broadcast_sync(p->comm, s, r, param, t, p->root);
-	case COLL_OP_REDUCE: return coll_reduce_sync(p->comm, s, r, param, t, p->redop, p->root);
-	case COLL_OP_SCATTER: return coll_scatter_sync(p->comm, s, r, param, t, p->root);
-	case COLL_OP_GATHER: return coll_gather_sync(p->comm, s, r, param, t, p->root);
-	case COLL_OP_ALLTOALL: return coll_alltoall_sync(p->comm, s, r, param, t);
+	case COLL_OP_ALLREDUCE: return coll_allreduce(c, s, r, param, t, p->redop, q);
+	case COLL_OP_REDUCESCATTER: return coll_reducescatter(c, s, r, param, t, p->redop, q);
+	case COLL_OP_ALLGATHER: return coll_allgather(c, s, r, param, t, q);
+	case COLL_OP_BROADCAST: return coll_broadcast(c, s, r, param, t, p->root, q);
+	case COLL_OP_REDUCE: return coll_reduce(c, s, r, param, t, p->redop, p->root, q);
+	case COLL_OP_SCATTER: return coll_scatter(c, s, r, param, t, p->root, q);
+	case COLL_OP_GATHER: return coll_gather(c, s, r, param, t, p->root, q);
+	case COLL_OP_ALLTOALL: return coll_alltoall(c, s, r, param, t, q);
 	default: return -EOPNOTSUPP;
 	}
+}
+
+/* One operation, waited for. */
+static int submit(struct perf *p, coll_dtype_t t, const void *s, void *r, size_t param)
+{
+	coll_request_t *q = NULL;
+	int ret = submit_async(p, t, s, r, param, &q);
+
+	return ret ? ret : coll_wait(&q, NULL);
+}
+
+/*
+ * @n operations as nccl-tests times them: each waited for at once with
+ * -z 1, else submitted back to back with at most p->inflight outstanding
+ * (the module's limit), the oldest waited for when it is reached.
+ */
+static int submit_many(struct perf *p, coll_dtype_t t, const void *s, void *r, size_t param,
+		       int n)
+{
+	coll_request_t *q[64] = { NULL };
+	uint32_t head = 0, used = 0, cap = p->blocking ? 1 : p->inflight;
+	int k, ret = 0, w;
+
+	for (k = 0; k < n && !ret; k++) {
+		if (used == cap) {
+			ret = coll_wait(&q[head], NULL);
+			head = (head + 1) % cap;
+			used--;
+			if (ret)
+				break;
+		}
+		ret = submit_async(p, t, s, r, param, &q[(head + used) % cap]);
+		if (!ret)
+			used++;
+	}
+	/* Every request is waited for, even after a failure: they are ours to free. */
+	for (; used; used--, head = (head + 1) % cap) {
+		w = coll_wait(&q[head], NULL);
+		if (!ret)
+			ret = w;
+	}
+	return ret;
 }
 
 static void fail(struct perf *p, const char *what, int err)
@@ -424,21 +516,18 @@ static int run(struct perf *p, coll_dtype_t t, struct counts c, bool inplace, do
 			sp = rp = p->recvbuf; break;
 		}
 	}
-	for (k = 0; k < p->warmup; k++) {
-		ret = submit(p, t, sp, rp, c.param);
-		if (ret)
-			return ret;
-	}
-	ret = coll_barrier_sync(p->comm);
+	ret = submit_many(p, t, sp, rp, c.param, p->warmup * p->agg);
+	if (!ret)
+		ret = coll_barrier_sync(p->comm);
 	if (ret)
 		return ret;
 	t0 = now_us();
 	for (k = 0; k < p->iters; k++) {
-		ret = submit(p, t, sp, rp, c.param);
+		ret = submit_many(p, t, sp, rp, c.param, p->agg);
 		if (ret)
 			return ret;
 	}
-	*us = p->iters ? (now_us() - t0) / p->iters : 0;
+	*us = p->iters ? (now_us() - t0) / ((double)p->iters * p->agg) : 0;
 
 	*wrong = 0;
 	chk = rp;
@@ -558,6 +647,19 @@ static void one_size(struct perf *p, coll_dtype_t t, size_t bytes)
 		}
 		json_object_array_add(p->rows, row);
 	}
+	if (p->csv) {
+		fprintf(p->csv, "%zu,%zu,%s,%s,%d", sbytes, sbytes / es, coll_dtype_name(t),
+			reducing(p->op) ? coll_redop_name(p->redop) : "none",
+			rooted(p->op) ? (int)p->root : -1);
+		for (ip = 0; ip < 2; ip++) {
+			fprintf(p->csv, ",%.2f,%.4f,%.4f,", us[ip], algbw[ip], busbw[ip]);
+			if (p->check)
+				fprintf(p->csv, "%llu", (unsigned long long)wrong[ip]);
+			else
+				fputs("N/A", p->csv);
+		}
+		fputc('\n', p->csv);
+	}
 }
 
 static void sweep(struct perf *p, coll_dtype_t t)
@@ -581,8 +683,19 @@ static void sweep(struct perf *p, coll_dtype_t t)
 
 int main(int argc, char **argv)
 {
+	enum { O_OP = 256, O_RANK, O_TABLE };
 	static const struct option lo[] = {
-		{ "op", required_argument, NULL, 't' },
+		{ "op", required_argument, NULL, O_OP },
+		{ "nthreads", required_argument, NULL, 't' },
+		{ "ngpus", required_argument, NULL, 'g' },
+		{ "agg_iters", required_argument, NULL, 'm' },
+		{ "blocking", required_argument, NULL, 'z' },
+		{ "parallel_init", required_argument, NULL, 'p' },
+		{ "cudagraph", required_argument, NULL, 'G' },
+		{ "stream_null", required_argument, NULL, 'y' },
+		{ "local_register", required_argument, NULL, 'R' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "output_file", required_argument, NULL, 'F' },
 		{ "minbytes", required_argument, NULL, 'b' },
 		{ "maxbytes", required_argument, NULL, 'e' },
 		{ "stepfactor", required_argument, NULL, 'f' },
@@ -595,21 +708,24 @@ int main(int argc, char **argv)
 		{ "root", required_argument, NULL, 'r' },
 		{ "average", required_argument, NULL, 'a' },
 		{ "algo", required_argument, NULL, 'A' },
-		{ "rank", required_argument, NULL, 'R' },
-		{ "ranktable", required_argument, NULL, 'T' },
+		{ "rank", required_argument, NULL, O_RANK },
+		{ "ranktable", required_argument, NULL, O_TABLE },
 		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct perf p = {
 		.op = COLL_OP_ALLREDUCE, .minb = 32 << 20, .maxb = 32 << 20, .stepb = 1 << 20,
-		.factor = 1, .iters = 20, .warmup = 1, .check = 1, .avg_mode = 1,
+		.factor = 1, .iters = 20, .warmup = 5, .check = 1, .avg_mode = 1, .agg = 1,
 		.dtype = COLL_FLOAT, .redop = COLL_SUM,
 	};
 	struct coll_comm_opts opts = { .size = sizeof(opts) };
 	const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	const char *rankstr = getenv("KCOLL_RANK"), *table = getenv("KCOLL_RANKTABLE");
-	const char *json_path = NULL;
+	const char *rankstr = launcher_rank(), *table = getenv("KCOLL_RANKTABLE");
+	const char *json_path = NULL, *csv_path = NULL;
+	bool do_register = true;
+	const char *want = NULL;	/* the expected form, for a bad value */
+	struct coll_module_info info;
 	coll_mr_t *mrs = NULL, *mrr = NULL;
 	int opt, ret, d, o, r;
 	long v;
@@ -617,9 +733,22 @@ int main(int argc, char **argv)
 
 	if (strstr(prog, "_perf"))
 		coll_op_parse(prog, &p.op);
-	while ((opt = getopt_long(argc, argv, "t:b:e:f:i:n:w:c:o:d:r:a:A:R:T:J:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "t:g:b:e:f:i:n:w:m:z:p:G:y:c:o:d:r:a:A:R:T:J:F:h",
+				  lo, NULL)) != -1) {
+		want = NULL;
 		switch (opt) {
 		case 't':
+			/* nccl-tests' thread count; a name is the op, as before. */
+			if (!parse_int(optarg, 1, 1, &v))
+				break;
+			if (!parse_int(optarg, 0, INT_MAX, &v)) {
+				fprintf(stderr, "%s: -t %s: kcoll runs one rank per process and "
+					"one thread per rank: -t 1 (start more processes for more "
+					"ranks)\n", prog, optarg);
+				return 2;
+			}
+			/* fall through */
+		case O_OP:
 			if (coll_op_parse(optarg, &p.op))
 				goto bad;
 			if (p.op == COLL_OP_ALLTOALLV || p.op == COLL_OP_BARRIER) {
@@ -661,17 +790,62 @@ int main(int argc, char **argv)
 			else
 				p.root = (uint32_t)v;
 			break;
+		case 'g':
+			if (parse_int(optarg, 1, 1, &v)) {
+				fprintf(stderr, "%s: -g %s: kcoll moves host memory, one buffer "
+					"pair per process: -g 1\n", prog, optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			want = "an operation count, 1..1048576";
+			if (parse_int(optarg, 1, 1 << 20, &v))
+				goto bad;
+			p.agg = (int)v;
+			break;
+		case 'z':
+			want = "0 or 1";
+			if (parse_int(optarg, 0, 1, &v))
+				goto bad;
+			p.blocking = v;
+			break;
+		case 'R':
+			want = "0, 1 or 2 (2 as 1)";
+			if (parse_int(optarg, 0, 2, &v))
+				goto bad;
+			do_register = v;
+			break;
+		case 'T':
+			want = "seconds, 1..3600";
+			if (parse_int(optarg, 1, 3600, &v))
+				goto bad;
+			opts.timeout_ms = (uint32_t)v * 1000;
+			break;
+		case 'p':
+		case 'G':
+		case 'y':
+			if (parse_int(optarg, 0, 0, &v)) {
+				fprintf(stderr, "%s: -%c %s: %s\n", prog, opt, optarg,
+					opt == 'p' ? "one thread per process: nothing to "
+					"initialise in parallel (-p 0)" : opt == 'G' ?
+					"no CUDA graphs without CUDA (-G 0)" :
+					"no CUDA streams without CUDA (-y 0)");
+				return 2;
+			}
+			break;
 		case 'A': opts.algo = optarg; break;
-		case 'R': rankstr = optarg; break;
-		case 'T': table = optarg; break;
+		case O_RANK: rankstr = optarg; break;
+		case O_TABLE: table = optarg; break;
 		case 'J': json_path = optarg; break;
+		case 'F': csv_path = optarg; break;
 		case 'h': usage(stdout, prog); return 0;
 		default: usage(stderr, prog); return 2;
 		}
 		continue;
 bad:
-		fprintf(stderr, "%s: invalid value '%s' for -%c%s%s\nTry '%s --help'.\n", prog,
-			optarg, opt, *coll_last_error() ? ": " : "", coll_last_error(), prog);
+		fprintf(stderr, "%s: invalid value '%s' for -%c%s%s%s%s\nTry '%s --help'.\n", prog,
+			optarg, opt, *coll_last_error() ? ": " : "", coll_last_error(),
+			want ? ": expected " : "", want ? want : "", prog);
 		return 2;
 	}
 	if (optind < argc) {
@@ -684,8 +858,9 @@ bad:
 		return 2;
 	}
 	if (!table || !rankstr) {
-		fprintf(stderr, "%s: need a rank table and a rank: -T FILE -R RANK, or "
-			"KCOLL_RANKTABLE and KCOLL_RANK (set by tools/vm/kcoll-vm run)\n", prog);
+		fprintf(stderr, "%s: need a rank table and a rank: --ranktable FILE --rank RANK, "
+			"or KCOLL_RANKTABLE and KCOLL_RANK (kcoll-vm run sets both; under mpirun "
+			"or srun, KCOLL_RANKTABLE and the launcher's rank)\n", prog);
 		return 2;
 	}
 	if (parse_int(rankstr, 0, INT32_MAX, &v)) {
@@ -701,6 +876,11 @@ bad:
 		return 1;
 	}
 	p.nranks = (uint32_t)coll_comm_size(p.comm);
+	/* Outstanding operations: the module's limit, and the ring of submit_many(). */
+	p.inflight = 64;
+	if (!coll_module_info(opts.device, &info) && info.max_inflight &&
+	    info.max_inflight < p.inflight)
+		p.inflight = info.max_inflight;
 	if (p.root >= p.nranks) {
 		fprintf(stderr, "%s: root %u out of range for %u ranks\n", prog, p.root, p.nranks);
 		coll_comm_destroy(p.comm);
@@ -719,8 +899,8 @@ bad:
 	}
 	memset(p.sendbuf, 0, p.bufbytes);
 	memset(p.recvbuf, 0, p.bufbytes);
-	ret = coll_mem_register(p.comm, p.sendbuf, p.bufbytes, &mrs);
-	if (!ret)
+	ret = do_register ? coll_mem_register(p.comm, p.sendbuf, p.bufbytes, &mrs) : 0;
+	if (!ret && do_register)
 		ret = coll_mem_register(p.comm, p.recvbuf, p.bufbytes, &mrr);
 	if (ret) {
 		fprintf(stderr, "%s: rank %u: %s\n", prog, p.rank, coll_last_error());
@@ -728,6 +908,17 @@ bad:
 	}
 	if (json_path && p.rank == 0)
 		p.rows = json_object_new_array();
+	if (csv_path && p.rank == 0) {
+		p.csv = fopen(csv_path, "w");
+		if (!p.csv) {
+			fprintf(stderr, "%s: cannot write %s: %s\n", prog, csv_path,
+				strerror(errno));
+			ret = -errno;
+			goto out;
+		}
+		fputs("size,count,type,redop,root,oop_time_us,oop_algbw,oop_busbw,oop_wrong,"
+		      "ip_time_us,ip_algbw,ip_busbw,ip_wrong\n", p.csv);
+	}
 
 	if (p.rank == 0) {
 		char host[64] = "?";
@@ -736,9 +927,9 @@ bad:
 		printf("# coll-perf (kcoll): %s, %u ranks, communicator %llu\n",
 		       coll_op_name(p.op), p.nranks, (unsigned long long)coll_comm_id(p.comm));
 		printf("# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %g(%s) warmup "
-		       "iters: %d iters: %d agg iters: 1 validation: %d graph: 0\n", p.minb,
+		       "iters: %d iters: %d agg iters: %d validation: %d graph: 0\n", p.minb,
 		       p.maxb, p.factor > 1 ? p.factor : (double)p.stepb,
-		       p.factor > 1 ? "factor" : "bytes", p.warmup, p.iters, p.check);
+		       p.factor > 1 ? "factor" : "bytes", p.warmup, p.iters, p.agg, p.check);
 		printf("#\n# Using devices\n#  Rank %2u Group  0 Pid %6d on %10s device  0 "
 		       "[kcoll]\n#\n", p.rank, (int)getpid(), host);
 		printf("#%*s%s%*s%s\n", 59, "", "out-of-place", 23, "", "in-place");
@@ -780,6 +971,10 @@ bad:
 	}
 	ret = p.err;
 out:
+	if (p.csv && fclose(p.csv) && !ret) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, csv_path, strerror(errno));
+		ret = -EIO;
+	}
 	json_object_put(p.rows);
 	if (mrr)
 		coll_mem_deregister(p.comm, mrr);
