@@ -78,7 +78,8 @@ static void usage(FILE *f)
 "    A table per size: the algorithm chosen at each level, predicted time,\n"
 "    algbw and busbw (nccl-tests definitions), communication steps, and the\n"
 "    most bytes any rank sent and received.\n"
-"    -j, --json               the same as JSON: one object per size with op, bytes,\n"
+"    -j, --json               the same as JSON: an array of one object per size (one\n"
+"                             for --bytes) with op, bytes,\n"
 "                             algo, time_s, steps, max_send_bytes, max_recv_bytes,\n"
 "                             algbw_gbs, busbw_gbs\n"
 "    -A, --all-algos          every applicable algorithm side by side (time in us),\n"
@@ -959,12 +960,10 @@ int main(int argc, char **argv)
 			print_header(&x);
 		for (i = 0; i < nsizes && !rc; i++)
 			rc = table_row(&x, sizes[i], arr);
+		/* One shape whatever the sizes: an array, of one object for one size. */
 		if (arr) {
-			json_object *out = nsizes == 1 ? json_object_array_get_idx(arr, 0) : arr;
-
-			if (out)
-				printf("%s\n", json_object_to_json_string_ext(out,
-						JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+			printf("%s\n", json_object_to_json_string_ext(arr,
+					JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(arr);
 		}
 	}
