@@ -218,10 +218,6 @@ static bool kcoll_comm_draining(const struct kcoll_comm *comm)
 }
 
 /*
- * Complete what can be completed and start what can be started.
- * comm->lock held.
- */
-/*
  * Once dead (no connection can send any more), the failed operations
  * completed early let go of their buffers.  comm->lock held.
  */
@@ -240,6 +236,10 @@ static void kcoll_comm_unlinger(struct kcoll_comm *comm)
 	}
 }
 
+/*
+ * Complete what can be completed and start what can be started.
+ * comm->lock held.
+ */
 void kcoll_comm_advance(struct kcoll_comm *comm)
 {
 	if (comm->dead)
