@@ -855,7 +855,8 @@ static int scaling(struct ctx *x, u64 bytes)
 	u32 k = x->o->per_server ? x->o->per_server : 1, pmax = x->o->ranks ? x->o->ranks : 65536;
 	json_object *arr = x->o->json ? json_object_new_array() : NULL;
 	char err[256], m[32];
-	u32 p, n, i;
+	u32 n, i;
+	u64 p;		/* wider than --ranks: p * 4 cannot wrap */
 	int rc = 0;
 
 	if (!arr) {
@@ -874,14 +875,19 @@ static int scaling(struct ctx *x, u64 bytes)
 		struct kc_op_desc op;
 		struct kc_topo t;
 
+		const struct kc_algo_cfg all_auto = { .pipe_bytes = 0 };
+
 		if (p < k || p % k)
 			continue;
-		if (kc_topo_init_regular(&t, 1, p / k, k))
-			return 2;
-		op_for_bytes(x->o, p, bytes, &op);
+		if (kc_topo_init_regular(&t, 1, (u32)(p / k), k)) {
+			fprintf(stderr, "coll-sim: cannot model %llu ranks of %u per server\n",
+				(unsigned long long)p, k);
+			rc = 2;
+			break;
+		}
+		op_for_bytes(x->o, (u32)p, bytes, &op);
 		n = sim_candidates(&t, op.op, c, name);
-		memset(&c[n], 0, sizeof(c[n]));
-		kc_select_cfg(&t, &op, &c[n], &x->cm, &c[n]);
+		kc_select_cfg(&t, &op, &all_auto, &x->cm, &c[n]);
 		name[n++] = "auto";
 		for (i = 0; i < n; i++) {
 			struct scale_row r;
@@ -890,7 +896,8 @@ static int scaling(struct ctx *x, u64 bytes)
 			if (scale_measure(&t, &op, &c[i], &r, err, sizeof(err))) {
 				/* An algorithm that cannot run this size or op: skipped, said why. */
 				if (!arr)
-					printf("  %6u %-12s %s\n", p, name[i], err);
+					printf("  %6llu %-12s %s\n", (unsigned long long)p, name[i],
+					       err);
 				continue;
 			}
 			if (arr)
