@@ -516,9 +516,12 @@ static int run(struct perf *p, coll_dtype_t t, struct counts c, bool inplace, do
 			sp = rp = p->recvbuf; break;
 		}
 	}
-	ret = submit_many(p, t, sp, rp, c.param, p->warmup * p->agg);
-	if (!ret)
-		ret = coll_barrier_sync(p->comm);
+	for (k = 0; k < p->warmup; k++) {
+		ret = submit_many(p, t, sp, rp, c.param, p->agg);
+		if (ret)
+			return ret;
+	}
+	ret = coll_barrier_sync(p->comm);
 	if (ret)
 		return ret;
 	t0 = now_us();
