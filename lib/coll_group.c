@@ -83,9 +83,9 @@ out:
 }
 
 /*
- * How many groups of @members this rank made from @c before this one,
- * counting this one: members that create groups of one list in the same
- * order agree on it without telling each other.
+ * Into *@count, how many groups of @members this rank made from @c before
+ * this one, and this one counted for the next: members that create groups
+ * of one list in the same order agree on it without telling each other.
  */
 static int coll_group_count(coll_comm_t *c, const uint32_t *members, uint32_t n,
 			    uint32_t *count)

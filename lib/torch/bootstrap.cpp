@@ -121,20 +121,22 @@ static std::vector<uint32_t> common_root(const std::vector<Hello> &all)
 	return members;
 }
 
-/* The process group's timeout is every operation's (0: the module's default). */
-static uint32_t timeout_ms(std::chrono::milliseconds ms)
+/* Settings of a group's communicator: the process group's timeout is every operation's. */
+static struct coll_comm_opts comm_opts(std::chrono::milliseconds ms)
 {
-	return static_cast<uint32_t>(
+	struct coll_comm_opts copts;
+
+	memset(&copts, 0, sizeof(copts));
+	copts.size = sizeof(copts);
+	copts.timeout_ms = static_cast<uint32_t>(
 		std::clamp<int64_t>(ms.count(), 1, std::numeric_limits<uint32_t>::max()));
+	return copts;
 }
 
 /* A communicator over the store, as for the first group. */
 static coll_comm_t *from_store(StoreOob *oob, std::chrono::milliseconds ms)
 {
-	struct coll_comm_opts copts;
-	memset(&copts, 0, sizeof(copts));
-	copts.size = sizeof(copts);
-	copts.timeout_ms = timeout_ms(ms);
+	struct coll_comm_opts copts = comm_opts(ms);
 	struct coll_oob_opts oopts;
 	memset(&oopts, 0, sizeof(oopts));
 	oopts.size = sizeof(oopts);
@@ -158,10 +160,7 @@ static coll_comm_t *from_store(StoreOob *oob, std::chrono::milliseconds ms)
 static coll_comm_t *from_root(StoreOob *oob, const std::vector<uint32_t> &members,
 			      std::chrono::milliseconds ms)
 {
-	struct coll_comm_opts copts;
-	memset(&copts, 0, sizeof(copts));
-	copts.size = sizeof(copts);
-	copts.timeout_ms = timeout_ms(ms);
+	struct coll_comm_opts copts = comm_opts(ms);
 	coll_comm_t *comm = nullptr;
 	std::string why;
 	int32_t err;
