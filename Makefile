@@ -16,6 +16,8 @@
 #   make bench-plan  time and memory to build plans for 65,536 ranks
 #   make install     libcoll, coll-perf, collctl, coll-sim and their man
 #                    pages into $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
+#   make uninstall   removes exactly what make install put there
+#   make deb         the Debian packages in build/deb/ (selftests/deb/deb.mk)
 #
 # When invoked by Kbuild (KERNELRELEASE set) this file defers to ./Kbuild.
 
@@ -106,6 +108,7 @@ $(OBJDIR)/%.o: %.c
 include algo/algo.mk
 include kmod/kmod.mk
 include lib/lib.mk
+include tools/common/common.mk
 include tools/threads/threads.mk
 include tools/coll-perf/coll-perf.mk
 include tools/collctl/collctl.mk
@@ -117,6 +120,7 @@ include selftests/sim/sim.mk
 include selftests/lib/lib.mk
 include selftests/kcoll/kcoll.mk
 include selftests/dkms/dkms.mk
+include selftests/deb/deb.mk
 include selftests/lint/lint.mk
 
 # ---------------------------------------------------------------- gathered
@@ -127,7 +131,8 @@ include selftests/lint/lint.mk
 #   make install-tools coll-perf, collctl and coll-sim into
 #                      $(DESTDIR)$(PREFIX)/bin, their man pages into MANDIR
 #   make install       install-lib and install-tools
-.PHONY: all userspace sim coll-tools install install-tools clean
+#   make uninstall     uninstall-lib and uninstall-tools: exactly those files
+.PHONY: all userspace sim coll-tools install install-tools clean uninstall uninstall-tools
 all: userspace module
 
 userspace: $(ALGO_LIB) $(ALGO_TESTS) $(BENCH_PLAN) $(DEMO_SIM) libcoll coll-tools sim \
@@ -146,6 +151,13 @@ install-tools: coll-tools $(COLL_SIM)
 
 install: install-lib install-tools
 
+uninstall-tools:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS_BIN))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(TOOLS_MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(TOOLS_MAN8)))
+
+uninstall: uninstall-lib uninstall-tools
+
 -include $(shell find $(OBJDIR) -type f -name '*.d' 2>/dev/null)
 
 clean:
@@ -159,7 +171,8 @@ DEB_PKGS := build-essential linux-headers-amd64 linux-headers-6.12-amd64 \
 	dwarves linux-source-6.1 libjson-c-dev libnl-genl-3-dev pkg-config \
 	librdmacm-dev libibverbs-dev \
 	gnuplot-nox sparse cppcheck dkms g++ $(VM_DEB_PACKAGES) \
-	bc bison flex libelf-dev libssl-dev patch
+	bc bison flex libelf-dev libssl-dev patch \
+	debhelper dh-dkms lintian fakeroot
 
 $(KSRC61_TAR):
 	@$(call kc_apt_ensure,linux-source-6.1)
@@ -203,6 +216,7 @@ KC_CHECK_STEPS := \
 	"kcoll.ko modinfo|module-info" \
 	"dkms.conf version|check-version" \
 	"dkms add/build/install/remove, 6.1 + 6.12|dkms-check" \
+	"Debian packages: build, lintian, install round trip|check-deb" \
 	"virtual cluster smoke, 6.1 + 6.12|check-vm-smoke" \
 	"kcoll.ko loads in VMs, 6.1 + 6.12|check-vm-modload" \
 	"kcoll.ko kselftests + killed rank in VMs, 6.1 + 6.12|check-vm" \

@@ -1,16 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# libcoll (lib/: coll.h, libcoll.so.1 with its soname, libcoll.a,
+# libcoll (lib/: coll.h, libcoll.so.1.0.0 with the soname libcoll.so.1
+# and only the functions of coll.h exported (lib/libcoll.map), libcoll.a,
 # libcoll.pc, the man page coll.3).
 #
-#   make libcoll       build/lib/libcoll.so.1, libcoll.a, libcoll.pc
+#   make libcoll       build/lib/libcoll.so.1.0.0 (+ .so.1, .so links),
+#                      libcoll.a, libcoll.pc
 #   make install-lib   header, libraries, libcoll.pc and coll.3 into
-#                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local, LIBDIR=PREFIX/lib)
+#                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local, LIBDIR=PREFIX/lib;
+#                      Debian: LIBDIR=/usr/lib/<multiarch triplet>)
+#   make uninstall-lib removes exactly what install-lib installed
 #
 # Debian packages: libjson-c-dev, pkg-config (in deps).
 
+# The file name is libcoll.so.$(COLL_VERSION) and its soname
+# libcoll.so.$(COLL_SOVERSION): the major numbers agree, as ldconfig and
+# Debian's library packages (libcoll1) expect.  An incompatible ABI change
+# raises both; a new function raises the minor number and gets a new
+# version node in lib/libcoll.map.
 COLL_SOVERSION := 1
-COLL_VERSION := 0.1.0
+COLL_VERSION := $(COLL_SOVERSION).0.0
+COLL_MAP := lib/libcoll.map
 COLL_LIBDIR := $(BUILD)/lib$(if $(filter 1,$(SAN)),-san)
 COLL_SRCS := $(sort $(wildcard lib/*.c))
 COLL_OBJS := $(COLL_SRCS:%.c=$(OBJDIR)/%.o)
@@ -30,10 +40,12 @@ $(COLL_A): $(COLL_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(COLL_SO): $(COLL_PIC_OBJS)
+# LDFLAGS: the caller's (Debian's hardening flags when dpkg builds it).
+$(COLL_SO): $(COLL_PIC_OBJS) $(COLL_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libcoll.so.$(COLL_SOVERSION) -Wl,--no-undefined \
-		-o $@ $^ $(SANFLAGS) $(JSONC_LIBS)
+		-Wl,--version-script=$(COLL_MAP) $(LDFLAGS) \
+		-o $@ $(COLL_PIC_OBJS) $(SANFLAGS) $(JSONC_LIBS)
 	ln -sf libcoll.so.$(COLL_VERSION) $(COLL_LIBDIR)/libcoll.so.$(COLL_SOVERSION)
 	ln -sf libcoll.so.$(COLL_SOVERSION) $(COLL_LIBDIR)/libcoll.so
 
@@ -42,7 +54,7 @@ $(COLL_PC): lib/libcoll.pc.in Makefile lib/lib.mk
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(COLL_VERSION)|' $< >$@
 
-.PHONY: libcoll install-lib
+.PHONY: libcoll install-lib uninstall-lib
 libcoll: $(COLL_SO) $(COLL_A) $(COLL_PC)
 
 install-lib: libcoll
@@ -58,3 +70,8 @@ install-lib: libcoll
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc
 	install -d $(DESTDIR)$(MANDIR)/man3
 	install -m 0644 lib/coll.3 $(DESTDIR)$(MANDIR)/man3/
+
+uninstall-lib:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/coll.h $(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc \
+		$(DESTDIR)$(MANDIR)/man3/coll.3 $(DESTDIR)$(LIBDIR)/libcoll.a \
+		$(addprefix $(DESTDIR)$(LIBDIR)/libcoll.so,.$(COLL_VERSION) .$(COLL_SOVERSION) '')

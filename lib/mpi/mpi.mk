@@ -12,7 +12,12 @@
 #                      both MPIs on this host (2 ranks, no module), with and
 #                      without the preload, results compared bit for bit,
 #                      the fallback counts of KCOLL_MPI_VERBOSE=1 checked
-#   make install-mpi   both libraries into $(DESTDIR)$(LIBDIR)
+#   make install-mpi   both libraries into $(DESTDIR)$(MPI_LIBDIR)
+#                      (MPI_LIBDIR=LIBDIR; the Debian package libcoll-mpi:
+#                      /usr/lib/<triplet>/kcoll, a private directory, as
+#                      they are preloaded by path, never linked against:
+#                      no soname)
+#   make uninstall-mpi removes them again
 #
 # Debian packages: openmpi-bin libopenmpi-dev mpich libmpich-dev (and
 # python3-mpi4py and dropbear-bin for the cluster tests), in deps.  SAN=1 builds no MPI
@@ -36,7 +41,7 @@ $(BUILD)/lib/libcoll-mpi-%.so: $(MPI_OBJDIR)/coll_mpi-%.o lib/mpi/coll_mpi.map \
 	$(if $(filter 1,$(SAN)),,$(COLL_MPI_PIC))
 	@mkdir -p $(dir $@)
 	mpicc.$* -shared -Wl,--no-undefined -Wl,--version-script=lib/mpi/coll_mpi.map \
-		-o $@ $< $(COLL_MPI_PIC) $(JSONC_LIBS)
+		$(LDFLAGS) -o $@ $< $(COLL_MPI_PIC) $(JSONC_LIBS)
 
 $(MPI_OBJDIR)/mpi_coll_test-%: selftests/mpi/mpi_coll_test.c lib/mpi/mpi.mk
 	@mkdir -p $(dir $@)
@@ -84,9 +89,14 @@ check-vm-mpi: libcoll-mpi module
 		$(if $(filter verbs,$(MPI_VM_MPICH_UCX)),$(kc_mpich_ucx_verbs)) \
 		-- $(TOP)/selftests/mpi/vm_test.sh
 
+MPI_LIBDIR ?= $(LIBDIR)
 install-mpi: libcoll-mpi
-	install -d $(DESTDIR)$(LIBDIR)
-	install -m 0755 $(COLL_MPI_LIBS) $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(MPI_LIBDIR)
+	install -m 0755 $(COLL_MPI_LIBS) $(DESTDIR)$(MPI_LIBDIR)/
+
+.PHONY: uninstall-mpi
+uninstall-mpi:
+	rm -f $(addprefix $(DESTDIR)$(MPI_LIBDIR)/,$(notdir $(COLL_MPI_LIBS)))
 
 KC_CHECK_STEPS += "MPI layer pass-through, Open MPI + MPICH, no module|check-mpi" \
 	"MPI layer in VMs, Open MPI + MPICH + mpi4py, 2 VMs x 2 ranks|check-vm-mpi MPI_VM_PER_NODE=2"

@@ -21,6 +21,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/dkms/kernels.sh"
 name=kcoll
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
 mok_dir=/var/lib/dkms
@@ -37,11 +38,7 @@ command -v dkms >/dev/null || die "dkms is not installed (make deps installs it)
 if [ $# -gt 0 ]; then
 	kernels=("$@")
 else
-	kernels=()
-	for b in /lib/modules/*/build; do
-		rel=$(basename "$(dirname "$b")")
-		case "$rel" in 6.1.*|6.12.*) [ -e "$b/Makefile" ] && kernels+=("$rel");; esac
-	done
+	mapfile -t kernels < <(kc_dkms_kernels)
 fi
 [ ${#kernels[@]} -gt 0 ] || die "no 6.1 or 6.12 kernel headers under /lib/modules (make deps installs them)"
 

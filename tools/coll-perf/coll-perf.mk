@@ -6,10 +6,11 @@
 
 COLL_PERF := $(BUILD)/bin/coll-perf$(if $(filter 1,$(SAN)),-san)
 
-$(OBJDIR)/tools/coll-perf/coll_perf.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
+$(OBJDIR)/tools/coll-perf/coll_perf.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS) $(TOOLS_COMMON_CFLAGS)
 
 # The tools link the static archive: they run from build/bin/ anywhere.
-$(COLL_PERF): $(OBJDIR)/tools/coll-perf/coll_perf.o $(COLL_A)
+# Sizes, ranges and -V are the tools' shared ones (tools/common/).
+$(COLL_PERF): $(OBJDIR)/tools/coll-perf/coll_perf.o $(TOOLS_COMMON_OBJS) $(TOOLS_VERSION_OBJ) $(COLL_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 
@@ -28,8 +29,16 @@ $(NCCL_TESTS_LINKS): | $(COLL_PERF)
 
 coll-tools: $(if $(filter 1,$(SAN)),,$(NCCL_TESTS_LINKS))
 
-.PHONY: install-nccl-tests-names
+.PHONY: install-nccl-tests-names uninstall-nccl-tests-names
 install-tools: install-nccl-tests-names
 install-nccl-tests-names:
 	install -d $(DESTDIR)$(BINDIR)
 	@for n in $(NCCL_TESTS_NAMES); do ln -sf coll-perf $(DESTDIR)$(BINDIR)/$$n; done
+	@# man all_reduce_perf: coll-perf's page, which says what each name runs
+	install -d $(DESTDIR)$(MANDIR)/man1
+	@for n in $(NCCL_TESTS_NAMES); do ln -sf coll-perf.1 $(DESTDIR)$(MANDIR)/man1/$$n.1; done
+
+uninstall-tools: uninstall-nccl-tests-names
+uninstall-nccl-tests-names:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(NCCL_TESTS_NAMES)) \
+		$(NCCL_TESTS_NAMES:%=$(DESTDIR)$(MANDIR)/man1/%.1)
