@@ -1,27 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * HCCL_ALGO parser (see kc_cfg.h).  A small lexer hands out words and
- * separators with their position in the original string, skipping spaces
+ * separators with their place in the original string, skipping spaces
  * (also inside words, as HCCL strips every space first); the parser fills
  * a scratch copy of the configuration and commits it only when the whole
  * string is valid, so a bad write leaves the previous setting in force.
+ * A refusal is a struct kc_cfg_err (offsets, no text of the string), so
+ * the kernel and the tools render the same fault their own way through
+ * the one formatter, kc_cfg_strerror().
  */
 #include "kc_cfg.h"
 
 #define KC_CFG_WORD	32
-/* Room for the list of algorithm names in an error message. */
-#define KC_CFG_LIST	256
 
 #define KC_CFG_FORM "level0:NA;level1:<algo> or <op>=level0:NA;level1:<algo>/<op>=..."
+#define KC_CFG_CHARS "letters, digits, '-', '_' and the separators : ; = /"
+#define KC_CFG_LEVEL_NAMES "level0, level1 or level2"
 
 struct kc_lex {
 	const char *s;
 	u32 pos;		/* next character */
-	u32 tpos;		/* position of the current token */
-	char tok;		/* 'w' word, one of ":;=/", 0 end, '?' bad */
+	u32 tpos;		/* where the current token starts */
+	u32 tend;		/* where it ends (after its last character) */
+	char tok;		/* 'w' word, one of ":;=/", 0 end */
 	char word[KC_CFG_WORD];
-	char *err;
-	u32 errlen;
+	struct kc_cfg_err *e;
 };
 
 static const char *const kc_cfg_ops[KC_CFG_OTHERS + 1] = {
@@ -40,6 +43,8 @@ static const char *const kc_cfg_ops[KC_CFG_OTHERS + 1] = {
 
 /* HCCL point-to-point keys: accepted so HCCL strings parse, no effect here. */
 static const char *const kc_cfg_p2p[] = { "send", "receive", "sendrecv", "alltoallvc" };
+
+static const char *const kc_cfg_levels_known[] = { "level0", "level1", "level2" };
 
 static char kc_lower(char c)
 {
@@ -66,15 +71,95 @@ static bool kc_is_word(char c)
 	       c == '_' || c == '-';
 }
 
-static int kc_lex_fail(struct kc_lex *x, u32 pos, const char *what, const char *expected)
+static bool kc_is_sep(char c)
 {
-	if (x->err && x->errlen)
-		kc_snprintf(x->err, x->errlen, "HCCL_ALGO: %s at position %u; expected %s",
-			    what, pos, expected);
+	return c == ':' || c == ';' || c == '=' || c == '/';
+}
+
+/*
+ * Edit distance of @a and @b, case-insensitive, with a swap of two
+ * neighbours as one edit ("rign" is one from "ring"); three rows of
+ * bytes, as names are shorter than KC_CFG_WORD and the kernel stack small.
+ */
+static u32 kc_cfg_distance(const char *a, const char *b)
+{
+	u8 rows[3][KC_CFG_WORD + 1], *pp = rows[0], *p = rows[1], *c = rows[2], *t;
+	u32 la = strlen(a), lb = strlen(b), i, j;
+
+	if (la >= KC_CFG_WORD || lb >= KC_CFG_WORD)
+		return KC_CFG_WORD;
+	for (j = 0; j <= lb; j++)
+		p[j] = j;
+	for (i = 1; i <= la; i++) {
+		c[0] = i;
+		for (j = 1; j <= lb; j++) {
+			u32 sub = kc_lower(a[i - 1]) != kc_lower(b[j - 1]);
+			u32 d = kc_min_u32(kc_min_u32(p[j] + 1, c[j - 1] + 1), p[j - 1] + sub);
+
+			if (i > 1 && j > 1 && kc_lower(a[i - 1]) == kc_lower(b[j - 2]) &&
+			    kc_lower(a[i - 2]) == kc_lower(b[j - 1]))
+				d = kc_min_u32(d, pp[j - 2] + 1);
+			c[j] = d;
+		}
+		t = pp;
+		pp = p;
+		p = c;
+		c = t;
+	}
+	return p[lb];
+}
+
+/*
+ * Keep @cand as the suggestion for @w if it is the nearest so far and near
+ * enough to be a slip: at most one edit in three characters.
+ */
+static void kc_cfg_near(const char *w, const char *cand, const char **best, u32 *bestd)
+{
+	u32 d = kc_cfg_distance(w, cand);
+	u32 l = kc_max_u64(strlen(w), strlen(cand));
+
+	if (d && 3 * d <= l && d < *bestd) {
+		*best = cand;
+		*bestd = d;
+	}
+}
+
+static const char *kc_cfg_suggest(const char *w, const char *const *names, u32 n)
+{
+	const char *best = NULL;
+	u32 i, bestd = KC_CFG_WORD;
+
+	for (i = 0; i < n; i++)
+		kc_cfg_near(w, names[i], &best, &bestd);
+	return best;
+}
+
+/*
+ * Refuse at the current token: the caret under it, the message quoting it
+ * (a word, or the separator).  Callers adjust @x->e where the fault is
+ * elsewhere.
+ */
+static int kc_fail(struct kc_lex *x, u32 kind, const char *what, const char *pre,
+		   const char *expected)
+{
+	struct kc_cfg_err *e = x->e;
+
+	e->kind = kind;
+	e->off = x->tpos;
+	e->qoff = x->tpos;
+	e->len = x->tend - x->tpos;
+	e->qlen = e->len;
+	if (!e->len)
+		e->len = 1;	/* the end of the string */
+	e->what = what;
+	e->pre = pre;
+	e->post = NULL;
+	e->expected = expected;
+	e->hint = NULL;
 	return -EINVAL;
 }
 
-/* Advance to the next token; 0 or -EINVAL (bad character, word too long). */
+/* Advance to the next token; 0 or -EINVAL (a name too long). */
 static int kc_lex_next(struct kc_lex *x)
 {
 	u32 n = 0;
@@ -83,21 +168,18 @@ static int kc_lex_next(struct kc_lex *x)
 	while (kc_is_space(x->s[x->pos]))
 		x->pos++;
 	x->tpos = x->pos;
+	x->tend = x->pos;
 	c = x->s[x->pos];
 	if (!c) {
 		x->tok = 0;
 		return 0;
 	}
-	if (c == ':' || c == ';' || c == '=' || c == '/') {
+	if (kc_is_sep(c)) {
 		x->tok = c;
-		x->pos++;
+		x->tend = ++x->pos;
 		return 0;
 	}
-	if (!kc_is_word(c)) {
-		x->tok = '?';
-		return kc_lex_fail(x, x->tpos, "unexpected character",
-				   "letters, digits, '-', '_' and the separators : ; = /");
-	}
+	/* kc_cfg_charset() let only words, spaces and separators through */
 	for (;;) {
 		c = x->s[x->pos];
 		if (kc_is_space(c)) {
@@ -106,15 +188,31 @@ static int kc_lex_next(struct kc_lex *x)
 		}
 		if (!kc_is_word(c))
 			break;
-		if (n + 1 >= KC_CFG_WORD)
-			return kc_lex_fail(x, x->tpos, "name too long",
-					   "a level, operation or algorithm name");
+		x->tend = ++x->pos;
+		if (n + 1 >= KC_CFG_WORD) {
+			x->tok = 'w';
+			return kc_fail(x, KC_CFG_E_NAME_LONG, "name too long", NULL,
+				       "a level, operation or algorithm name (at most 31 characters)");
+		}
 		x->word[n++] = c;
-		x->pos++;
 	}
 	x->word[n] = '\0';
 	x->tok = 'w';
 	return 0;
+}
+
+/* Where the @k-th character of the current word is in the string. */
+static u32 kc_lex_at(const struct kc_lex *x, u32 k)
+{
+	u32 p = x->tpos;
+
+	for (;;) {
+		while (kc_is_space(x->s[p]))
+			p++;
+		if (!k--)
+			return p;
+		p++;
+	}
 }
 
 /* Does word w name algorithm a (its HCCL token or an alias)? */
@@ -130,52 +228,42 @@ static bool kc_cfg_names(const struct kc_algo_ops *a, const char *w)
 	return false;
 }
 
-/* Every algorithm token, in table order, after @pos in @buf. */
-static u32 kc_cfg_tokens(char *buf, u32 len, u32 pos)
+/* The algorithm name nearest @w: tokens, aliases, NA and null. */
+static const char *kc_cfg_suggest_algo(const char *w)
 {
-	const char *const *al;
-	u32 i;
+	static const char *const autos[] = { "NA", "null" };
+	const char *best = NULL, *const *al;
+	u32 i, bestd = KC_CFG_WORD;
 
-	for (i = 0; i < kc_algo_table_len && pos < len; i++) {
-		const struct kc_algo_ops *a = kc_algo_table[i];
-
-		pos += kc_snprintf(buf + pos, len - pos, "%s, ", a->hccl);
-		for (al = a->aliases; al && *al && pos < len; al++)
-			pos += kc_snprintf(buf + pos, len - pos, "%s, ", *al);
+	for (i = 0; i < kc_algo_table_len; i++) {
+		kc_cfg_near(w, kc_algo_table[i]->hccl, &best, &bestd);
+		for (al = kc_algo_table[i]->aliases; al && *al; al++)
+			kc_cfg_near(w, *al, &best, &bestd);
 	}
-	return pos;
+	for (i = 0; i < ARRAY_SIZE(autos); i++)
+		kc_cfg_near(w, autos[i], &best, &bestd);
+	return best;
 }
 
-/* The multi-level algorithms, in selection's order, those it never tries last. */
-static void kc_cfg_builders(char *buf, u32 len)
+/* The algorithm of the level whose "levelN:" spans @lvpos to @lvend. */
+static int kc_cfg_algo(struct kc_lex *x, u32 level, u32 lvpos, u32 lvend, u8 *algo)
 {
-	u32 ids[KCOLL_ALGO_COUNT], n, i, k, pos = 0;
-
-	n = kc_algo_auto_list(true, ids);
-	for (i = 0; i < kc_algo_table_len && n < KCOLL_ALGO_COUNT; i++)
-		if (kc_algo_table[i]->build && !kc_algo_table[i]->auto_rank)
-			ids[n++] = kc_algo_table[i]->id;
-	buf[0] = '\0';
-	for (k = 0; k < n && pos < len; k++)
-		pos += kc_snprintf(buf + pos, len - pos, "%s%s",
-				   !k ? "" : k + 1 < n ? ", " : " and ", kc_algo_get(ids[k])->hccl);
-}
-
-static int kc_cfg_algo(struct kc_lex *x, u32 level, u8 *algo)
-{
-	char list[KC_CFG_LIST];
 	u32 i;
 
 	if (x->tok != 'w') {
-		i = kc_snprintf(list, sizeof(list), "an algorithm (");
-		i = kc_cfg_tokens(list, sizeof(list), i);
-		if (i < sizeof(list))
-			kc_snprintf(list + i, sizeof(list) - i, "NA)");
-		return kc_lex_fail(x, x->tpos, "missing algorithm after ':'", list);
+		/* the caret where the name belongs, the message quotes "levelN:" */
+		if (x->tok)
+			x->tend = x->tpos;
+		kc_fail(x, KC_CFG_E_NO_ALGO, "missing algorithm after ':'",
+			"missing algorithm after", NULL);
+		x->e->len = 1;
+		x->e->qoff = lvpos;
+		x->e->qlen = lvend - lvpos;
+		return -EINVAL;
 	}
 	if (kc_ieq(x->word, "NHR_V1"))
-		return kc_lex_fail(x, x->tpos, "NHR_V1 is not implemented by kcoll",
-				   "NHR (same semantics, log2 steps)");
+		return kc_fail(x, KC_CFG_E_NHR_V1, "NHR_V1 is not implemented by kcoll",
+			       NULL, "NHR (same semantics, log2 steps)");
 	if (kc_ieq(x->word, "NA") || kc_ieq(x->word, "null")) {
 		*algo = KCOLL_ALGO_AUTO;
 		return kc_lex_next(x);
@@ -187,59 +275,127 @@ static int kc_cfg_algo(struct kc_lex *x, u32 level, u8 *algo)
 			continue;
 		*algo = (u8)a->id;
 		if (level == KCOLL_LEVEL0 && a->build) {
-			kc_cfg_builders(list, sizeof(list));
-			i = strlen(list);
-			if (i < sizeof(list))
-				kc_snprintf(list + i, sizeof(list) - i, " at level1 or level2");
-			return kc_lex_fail(x, x->tpos, "a multi-level algorithm at level0", list);
+			kc_fail(x, KC_CFG_E_LEVEL0, "a multi-level algorithm at level0",
+				"multi-level algorithm", NULL);
+			x->e->post = "at level0";
+			return -EINVAL;
 		}
 		return kc_lex_next(x);
 	}
-	i = kc_cfg_tokens(list, sizeof(list), 0);
-	if (i < sizeof(list))
-		kc_snprintf(list + i, sizeof(list) - i, "NA or null");
-	return kc_lex_fail(x, x->tpos, "unknown algorithm", list);
+	kc_fail(x, KC_CFG_E_ALGO, "unknown algorithm", "unknown algorithm", NULL);
+	x->e->hint = kc_cfg_suggest_algo(x->word);
+	return -EINVAL;
+}
+
+/* The level @w names, or -1. */
+static int kc_cfg_level_of(const char *w)
+{
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(kc_cfg_levels_known); i++)
+		if (kc_ieq(w, kc_cfg_levels_known[i]))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * A word where a level belongs that is not one: name what is wrong with
+ * it.  "level1ring" is "level1 ring" with the spaces gone: a missing ':'.
+ */
+static int kc_cfg_bad_level(struct kc_lex *x)
+{
+	u32 i;
+
+	if (kc_ieq(x->word, "level3")) {
+		kc_fail(x, KC_CFG_E_LEVEL3,
+			"level3 is not used by kcoll (levels are 0 server, 1 super-node, 2 cluster)",
+			NULL, KC_CFG_LEVEL_NAMES);
+		x->e->qlen = 0;
+		return -EINVAL;
+	}
+	for (i = 0; i < ARRAY_SIZE(kc_cfg_levels_known) && strlen(x->word) > 6; i++) {
+		char c = x->word[6];
+		bool level;
+
+		x->word[6] = '\0';
+		level = kc_ieq(x->word, kc_cfg_levels_known[i]);
+		x->word[6] = c;
+		if (level) {
+			kc_fail(x, KC_CFG_E_COLON, "missing ':' after the level",
+				"missing ':' after", "levelN:<algo>");
+			x->e->qlen = kc_lex_at(x, 5) + 1 - x->tpos;
+			x->e->off = x->e->qoff + x->e->qlen;
+			x->e->len = 1;
+			return -EINVAL;
+		}
+	}
+	kc_fail(x, KC_CFG_E_LEVEL, "unknown level", "unknown level", KC_CFG_LEVEL_NAMES);
+	x->e->hint = kc_cfg_suggest(x->word, kc_cfg_levels_known,
+				    ARRAY_SIZE(kc_cfg_levels_known));
+	return -EINVAL;
 }
 
 /* levels := level ( ";" level )*  level := "levelN" ":" algo */
 static int kc_cfg_levels(struct kc_lex *x, u8 *algo, bool per_op)
 {
-	u32 seen = 0;
+	u32 seen = 0, semi = 0;
 	int ret;
 
 	for (;;) {
-		u32 lvl;
+		u32 lvl, lvpos, lvend;
 
-		if (x->tok != 'w')
-			return kc_lex_fail(x, x->tpos, x->tok == ';' || x->tok == 0 ?
-					   "empty level entry" : "misplaced separator",
-					   "levelN:<algo> with N in 0..3");
-		if (!kc_ieq(x->word, "level0") && !kc_ieq(x->word, "level1") &&
-		    !kc_ieq(x->word, "level2") && !kc_ieq(x->word, "level3"))
-			return kc_lex_fail(x, x->tpos, "unknown level",
-					   "level0, level1, level2 or level3");
-		lvl = (u32)(x->word[5] - '0');
-		if (seen & (1u << lvl))
-			return kc_lex_fail(x, x->tpos, "level given twice",
-					   "each of level0..level3 at most once");
+		if (x->tok != 'w') {
+			if (semi && (!x->tok || x->tok == '/')) {
+				/* the caret under the ';' that has nothing after it */
+				x->tpos = semi;
+				x->tend = semi + 1;
+				return kc_fail(x, KC_CFG_E_TRAILING, "trailing ';'", NULL,
+					       "another levelN:<algo> after ';', or no ';' at the end");
+			}
+			return kc_fail(x, x->tok == ';' || !x->tok ? KC_CFG_E_EMPTY_LEVEL :
+				       KC_CFG_E_SEPARATOR, x->tok == ';' || !x->tok ?
+				       "empty level entry" : "misplaced separator",
+				       x->tok == ';' || !x->tok ? NULL : "misplaced",
+				       "levelN:<algo> with N in 0..2");
+		}
+		if (kc_cfg_level_of(x->word) < 0)
+			return kc_cfg_bad_level(x);
+		lvl = kc_cfg_level_of(x->word);
+		if (seen & (1u << lvl)) {
+			kc_fail(x, KC_CFG_E_LEVEL_TWICE, "level given twice", "level",
+				"each of level0..level2 at most once");
+			x->e->post = "given twice";
+			return -EINVAL;
+		}
 		seen |= 1u << lvl;
+		lvpos = x->tpos;
+		lvend = x->tend;
 		ret = kc_lex_next(x);
 		if (ret)
 			return ret;
-		if (x->tok != ':')
-			return kc_lex_fail(x, x->tpos, "missing ':' after the level",
-					   "levelN:<algo>");
+		if (x->tok != ':') {
+			/* "level1=": the caret right after the level, where ':' belongs */
+			kc_fail(x, KC_CFG_E_COLON, "missing ':' after the level",
+				"missing ':' after", "levelN:<algo>");
+			x->e->off = lvend;
+			x->e->len = 1;
+			x->e->qoff = lvpos;
+			x->e->qlen = lvend - lvpos;
+			return -EINVAL;
+		}
+		lvend = x->tend;
 		ret = kc_lex_next(x);
 		if (ret)
 			return ret;
 		if (per_op && lvl == KCOLL_LEVEL0 && x->tok == 'w' && kc_ieq(x->word, "null"))
-			return kc_lex_fail(x, x->tpos, "level0:null in a per-operation entry",
-					   "level0:NA");
-		ret = kc_cfg_algo(x, lvl, &algo[lvl]);
+			return kc_fail(x, KC_CFG_E_NULL, "level0:null in a per-operation entry",
+				       NULL, "level0:NA");
+		ret = kc_cfg_algo(x, lvl, lvpos, lvend, &algo[lvl]);
 		if (ret)
 			return ret;
 		if (x->tok != ';')
 			return 0;
+		semi = x->tpos;
 		ret = kc_lex_next(x);
 		if (ret)
 			return ret;
@@ -279,60 +435,103 @@ static int kc_cfg_charset(struct kc_lex *x)
 	for (i = 0; x->s[i]; i++) {
 		char c = x->s[i];
 
-		if (!kc_is_word(c) && !kc_is_space(c) && c != ':' && c != ';' && c != '=' &&
-		    c != '/')
-			return kc_lex_fail(x, i, "unexpected character",
-					   "letters, digits, '-', '_' and the separators : ; = /");
+		if (!kc_is_word(c) && !kc_is_space(c) && !kc_is_sep(c)) {
+			x->tpos = i;
+			x->tend = i + 1;
+			return kc_fail(x, KC_CFG_E_CHAR, "unexpected character",
+				       "unexpected character", KC_CFG_CHARS);
+		}
 	}
 	return 0;
+}
+
+/* One per-operation entry's name, followed by its '='. */
+static int kc_cfg_op_key(struct kc_lex *x, const struct kc_algo_conf *c, int *key)
+{
+	u32 at = x->tpos, end = x->tend;
+	const char *hint;
+	bool level;
+	int ret;
+
+	if (x->tok != 'w')
+		return kc_fail(x, x->tok == '/' || !x->tok ? KC_CFG_E_EMPTY_OP :
+			       KC_CFG_E_SEPARATOR, x->tok == '/' || !x->tok ?
+			       "empty operation entry" : "misplaced separator",
+			       x->tok == '/' || !x->tok ? NULL : "misplaced",
+			       "<op>=level0:NA;level1:<algo>");
+	*key = kc_cfg_op(x->word);
+	level = kc_cfg_level_of(x->word) >= 0;
+	hint = kc_cfg_suggest(x->word, kc_cfg_ops, ARRAY_SIZE(kc_cfg_ops)) ?:
+	       kc_cfg_suggest(x->word, kc_cfg_p2p, ARRAY_SIZE(kc_cfg_p2p));
+	ret = kc_lex_next(x);
+	if (ret)
+		return ret;
+	if (x->tok == '=' && *key < 0 && level) {
+		/* "level1=ring": the '=' stands where the ':' belongs */
+		x->tpos = end;
+		x->tend = end;
+		kc_fail(x, KC_CFG_E_COLON, "missing ':' after the level", "missing ':' after",
+			"levelN:<algo>");
+		x->e->qoff = at;
+		x->e->qlen = end - at;
+		return -EINVAL;
+	}
+	x->tpos = at;
+	x->tend = end;
+	if (x->tok == ':')
+		return kc_fail(x, KC_CFG_E_MIXED, "global and per-operation forms mixed",
+			       "global and per-operation forms mixed at", KC_CFG_FORM);
+	if (*key < 0) {
+		kc_fail(x, KC_CFG_E_OP, "unknown operation", "unknown operation",
+			"allreduce, reducescatter, allgather, broadcast, reduce, scatter, gather, alltoall, alltoallv, barrier, send, receive, sendrecv or others");
+		x->e->hint = hint;
+		return -EINVAL;
+	}
+	if (x->tok != '=') {
+		/* the caret right after the operation, where '=' belongs */
+		x->tpos = end;
+		x->tend = end;
+		kc_fail(x, KC_CFG_E_EQUALS, "missing '=' after the operation",
+			"missing '=' after", "<op>=level0:NA;level1:<algo>");
+		x->e->qoff = at;
+		x->e->qlen = end - at;
+		return -EINVAL;
+	}
+	if (*key < KC_CFG_KEYS && (c->keys & (1u << *key))) {
+		kc_fail(x, KC_CFG_E_OP_TWICE, "operation given twice", "operation",
+			"one entry per operation");
+		x->e->post = "given twice";
+		return -EINVAL;
+	}
+	return kc_lex_next(x);
 }
 
 static int kc_cfg_parse_into(struct kc_lex *x, struct kc_algo_conf *c)
 {
 	u8 dummy[KC_CFG_LEVELS];
-	int ret;
+	int key, ret;
 
 	ret = kc_cfg_charset(x) ?: kc_lex_next(x);
 	if (ret || !x->tok)
 		return ret;	/* empty: nothing configured */
 	if (kc_cfg_find(x->s, '=') < 0) {
-		if (kc_cfg_find(x->s, '/') >= 0)
-			return kc_lex_fail(x, kc_cfg_find(x->s, '/'),
-					   "'/' without per-operation entries", KC_CFG_FORM);
+		if (kc_cfg_find(x->s, '/') >= 0) {
+			x->tpos = kc_cfg_find(x->s, '/');
+			x->tend = x->tpos + 1;
+			return kc_fail(x, KC_CFG_E_SLASH, "'/' without per-operation entries",
+				       NULL, KC_CFG_FORM);
+		}
 		ret = kc_cfg_levels(x, c->algo[KC_CFG_GLOBAL], false);
 		if (ret)
 			return ret;
 		c->keys |= 1u << KC_CFG_GLOBAL;
 		if (x->tok)
-			return kc_lex_fail(x, x->tpos, "unexpected separator",
-					   "';' between levels");
+			return kc_fail(x, KC_CFG_E_SEPARATOR, "unexpected separator",
+				       "unexpected", "';' between levels");
 		return 0;
 	}
 	for (;;) {
-		u32 at = x->tpos;
-		int key;
-
-		if (x->tok != 'w')
-			return kc_lex_fail(x, at, x->tok == '/' || !x->tok ?
-					   "empty operation entry" : "misplaced separator",
-					   "<op>=level0:NA;level1:<algo>");
-		key = kc_cfg_op(x->word);
-		ret = kc_lex_next(x);
-		if (ret)
-			return ret;
-		if (x->tok == ':')
-			return kc_lex_fail(x, at, "global and per-operation forms mixed",
-					   "either level0:NA;level1:<algo> or <op>=... entries only");
-		if (key < 0)
-			return kc_lex_fail(x, at, "unknown operation",
-					   "allreduce, reducescatter, allgather, broadcast, reduce, scatter, gather, alltoall, alltoallv, barrier, send, receive, sendrecv or others");
-		if (x->tok != '=')
-			return kc_lex_fail(x, x->tpos, "missing '=' after the operation",
-					   "<op>=level0:NA;level1:<algo>");
-		if (key < KC_CFG_KEYS && (c->keys & (1u << key)))
-			return kc_lex_fail(x, at, "operation given twice",
-					   "one entry per operation");
-		ret = kc_lex_next(x);
+		ret = kc_cfg_op_key(x, c, &key);
 		if (ret)
 			return ret;
 		if (key < KC_CFG_KEYS)
@@ -344,28 +543,33 @@ static int kc_cfg_parse_into(struct kc_lex *x, struct kc_algo_conf *c)
 		if (!x->tok)
 			return 0;
 		if (x->tok != '/')
-			return kc_lex_fail(x, x->tpos, "unexpected separator",
-					   "';' between levels, '/' between operations");
+			return kc_fail(x, KC_CFG_E_SEPARATOR, "unexpected separator",
+				       "unexpected",
+				       "';' between levels, '/' between operations");
 		ret = kc_lex_next(x);
 		if (ret)
 			return ret;
 	}
 }
 
-int kc_cfg_parse(const char *s, struct kc_algo_conf *conf, char *err, u32 errlen)
+int kc_cfg_parse_ex(const char *s, struct kc_algo_conf *conf, struct kc_cfg_err *e)
 {
-	struct kc_lex x = { .s = s, .err = err, .errlen = errlen };
+	struct kc_lex x = { .s = s, .e = e };
 	struct kc_algo_conf *c;
 	u32 n = 0;
 	int ret;
 
-	if (err && errlen)
-		err[0] = '\0';
+	memset(e, 0, sizeof(*e));
 	while (n <= KC_CFG_MAX_LEN && s[n])
 		n++;
-	if (n > KC_CFG_MAX_LEN)
-		return kc_lex_fail(&x, KC_CFG_MAX_LEN, "string too long",
-				   "at most 1024 characters");
+	if (n > KC_CFG_MAX_LEN) {
+		x.tpos = KC_CFG_MAX_LEN;
+		x.tend = KC_CFG_MAX_LEN + 1;
+		kc_fail(&x, KC_CFG_E_STR_LONG, "string too long", NULL,
+			"at most 1024 characters");
+		e->qlen = 0;
+		return -EINVAL;
+	}
 	c = kc_zalloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -373,6 +577,136 @@ int kc_cfg_parse(const char *s, struct kc_algo_conf *conf, char *err, u32 errlen
 	if (!ret)
 		*conf = *c;
 	kc_free(c);
+	return ret;
+}
+
+/* Append @str to @buf (kc_snprintf's semantics: @pos may pass @len). */
+static u32 kc_cat(char *buf, u32 len, u32 pos, const char *str)
+{
+	return pos < len ? pos + kc_snprintf(buf + pos, len - pos, "%s", str) : pos;
+}
+
+/* Append @n bytes of @s, spaces for white space and '?' for what cannot be shown. */
+static u32 kc_cat_echo(char *buf, u32 len, u32 pos, const char *s, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n && pos + 1 < len; i++) {
+		char c = s[i];
+
+		buf[pos++] = kc_is_space(c) ? ' ' : c >= ' ' && c < 0x7f ? c : '?';
+	}
+	if (pos < len)
+		buf[pos] = '\0';
+	return pos + (n - i);
+}
+
+/* Every algorithm token, in table order. */
+static u32 kc_cfg_tokens(char *buf, u32 len, u32 pos)
+{
+	const char *const *al;
+	u32 i;
+
+	for (i = 0; i < kc_algo_table_len; i++) {
+		const struct kc_algo_ops *a = kc_algo_table[i];
+
+		pos = kc_cat(buf, len, kc_cat(buf, len, pos, a->hccl), ", ");
+		for (al = a->aliases; al && *al; al++)
+			pos = kc_cat(buf, len, kc_cat(buf, len, pos, *al), ", ");
+	}
+	return pos;
+}
+
+/* The multi-level algorithms, in selection's order, those it never tries last. */
+static u32 kc_cfg_builders(char *buf, u32 len, u32 pos)
+{
+	u32 ids[KCOLL_ALGO_COUNT], n, i, k;
+
+	n = kc_algo_auto_list(true, ids);
+	for (i = 0; i < kc_algo_table_len && n < KCOLL_ALGO_COUNT; i++)
+		if (kc_algo_table[i]->build && !kc_algo_table[i]->auto_rank)
+			ids[n++] = kc_algo_table[i]->id;
+	for (k = 0; k < n; k++) {
+		pos = kc_cat(buf, len, pos, !k ? "" : k + 1 < n ? ", " : " and ");
+		pos = kc_cat(buf, len, pos, kc_algo_get(ids[k])->hccl);
+	}
+	return pos;
+}
+
+/* The expected form of @e, listing names where its kind calls for them. */
+static u32 kc_cfg_expected(const struct kc_cfg_err *e, char *buf, u32 len, u32 pos)
+{
+	if (e->expected)
+		return kc_cat(buf, len, pos, e->expected);
+	if (e->kind == KC_CFG_E_LEVEL0) {
+		pos = kc_cat(buf, len, pos, "NA at level0; ");
+		pos = kc_cfg_builders(buf, len, pos);
+		return kc_cat(buf, len, pos, " at level1 or level2");
+	}
+	pos = kc_cat(buf, len, pos, "one of ");
+	pos = kc_cfg_tokens(buf, len, pos);
+	return kc_cat(buf, len, pos, "NA or null");
+}
+
+u32 kc_cfg_strerror(const char *s, const struct kc_cfg_err *e, char *buf, u32 len)
+{
+	u32 pos = 0, i;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	if (!s) {
+		/* the kernel log: nothing of the string, one line */
+		pos = kc_snprintf(buf, len, "HCCL_ALGO: %s at column %u; expected ", e->what,
+				  e->off + 1);
+		pos = kc_cfg_expected(e, buf, len, pos);
+	} else {
+		/* up to the first character past the limit, where a caret may go */
+		u32 n = kc_min_u32(strlen(s), KC_CFG_MAX_LEN + 1);
+
+		pos = kc_cat(buf, len, pos, "HCCL_ALGO \"");
+		pos = kc_cat_echo(buf, len, pos, s, n);
+		pos = kc_cat(buf, len, pos, "\": ");
+		if (e->qlen && e->pre) {
+			pos = kc_cat(buf, len, pos, e->pre);
+			pos = kc_cat(buf, len, pos, " \"");
+			pos = kc_cat_echo(buf, len, pos, s + e->qoff, e->qlen);
+			pos = kc_cat(buf, len, pos, "\"");
+			if (e->post)
+				pos = kc_cat(buf, len, kc_cat(buf, len, pos, " "), e->post);
+		} else {
+			pos = kc_cat(buf, len, pos, e->what);
+		}
+		if (pos < len)
+			pos += kc_snprintf(buf + pos, len - pos, " at column %u\n  ", e->off + 1);
+		pos = kc_cat_echo(buf, len, pos, s, n);
+		pos = kc_cat(buf, len, pos, "\n  ");
+		for (i = 0; i < e->off; i++)
+			pos = kc_cat(buf, len, pos, " ");
+		pos = kc_cat(buf, len, pos, "^");
+		for (i = 1; i < e->len; i++)
+			pos = kc_cat(buf, len, pos, "~");
+		pos = kc_cat(buf, len, pos, "\n  expected ");
+		pos = kc_cfg_expected(e, buf, len, pos);
+	}
+	if (e->hint) {
+		pos = kc_cat(buf, len, pos, "; did you mean \"");
+		pos = kc_cat(buf, len, pos, e->hint);
+		pos = kc_cat(buf, len, pos, "\"?");
+	}
+	return pos < len ? pos : len - 1;
+}
+
+int kc_cfg_parse(const char *s, struct kc_algo_conf *conf, char *err, u32 errlen)
+{
+	struct kc_cfg_err e;
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	ret = kc_cfg_parse_ex(s, conf, &e);
+	if (ret == -EINVAL && err && errlen)
+		kc_cfg_strerror(s, &e, err, errlen);
 	return ret;
 }
 

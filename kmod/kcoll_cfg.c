@@ -18,24 +18,26 @@
 int kcoll_algo_parse(const char *str, struct kcoll_algo_sel *sel)
 {
 	struct kc_algo_conf *conf;
-	char err[128] = "";
-	const char *msg;
+	struct kc_cfg_err e;
+	char err[256];
 	u32 op;
 	int ret;
 
 	conf = kzalloc(sizeof(*conf), GFP_KERNEL_ACCOUNT);
 	if (!conf)
 		return -ENOMEM;
-	ret = kc_cfg_parse(str, conf, err, sizeof(err));
-	if (ret) {
+	ret = kc_cfg_parse_ex(str, conf, &e);
+	if (ret == -EINVAL) {
 		/*
 		 * @str is anyone's (KCOLL_IOC_COMM_CREATE): not printed; the
-		 * parser's message says where it failed and is escaped too.
+		 * short form (column and expected form) holds none of it, and
+		 * is escaped as every message from algo/.
 		 */
-		msg = err[0] ? err : "HCCL_ALGO: invalid";
-		kcoll_info_rl("%*pE\n", (int)strlen(msg), msg);
-		goto out;
+		kc_cfg_strerror(NULL, &e, err, sizeof(err));
+		kcoll_info_rl("%*pE\n", (int)strlen(err), err);
 	}
+	if (ret)
+		goto out;
 	for (op = 0; op < KCOLL_OP_COUNT; op++) {
 		memset(&sel->op[op], 0, sizeof(sel->op[op]));
 		kc_cfg_for_op(conf, op, &sel->op[op], NULL, 0);

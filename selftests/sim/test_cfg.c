@@ -3,8 +3,9 @@
  * The HCCL_ALGO parser (algo/kc_cfg.c): valid strings give the expected
  * algorithm per op and level (HCCL semantics: others=, level1 AHC also
  * governing level2, fallback of inapplicable algorithms); malformed ones
- * fail with -EINVAL, a message naming the position, and leave the
- * previous configuration untouched.
+ * fail with -EINVAL, leave the previous configuration untouched and name
+ * the fault: its kind, offset and length, the nearest known name, and the
+ * message every tool shows (the string echoed, a caret under the fault).
  */
 /* The harness's macros expand to functions without prototypes and compare mixed signs. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
@@ -101,7 +102,7 @@ TEST(level1_ahc_governs_level2)
 	EXPECT_EQ(KCOLL_ALGO_AHC, at(&c, KCOLL_OP_ALLREDUCE, 2));
 	ASSERT_EQ(0, kc_cfg_parse("level1:AHC_BROKE", &c, err, sizeof(err)));
 	EXPECT_EQ(KCOLL_ALGO_AHC_BROKE, at(&c, KCOLL_OP_REDUCESCATTER, 2));
-	ASSERT_EQ(0, kc_cfg_parse("level1:NHR;level2:ring;level3:NA", &c, err, sizeof(err)));
+	ASSERT_EQ(0, kc_cfg_parse("level1:NHR;level2:ring", &c, err, sizeof(err)));
 	EXPECT_EQ(KCOLL_ALGO_RING, at(&c, KCOLL_OP_ALLREDUCE, 2));
 }
 
@@ -158,75 +159,106 @@ TEST(format_round_trips)
 	}
 }
 
-/* Malformed strings: expected position (0-based, in the string as given). */
+/*
+ * Malformed strings: the fault's kind, 0-based offset and length in the
+ * string as given, the known name suggested (NULL: none) and a phrase the
+ * rendered message must hold.
+ */
+#define E(k) KC_CFG_E_##k
 static const struct {
 	const char *s;
-	u32 pos;
-	const char *what;	/* a word the message must contain */
+	u32 kind, off, len;
+	const char *hint;
+	const char *what;
 } bad[] = {
-	{ "level1", 6, "missing ':'" },
-	{ "level1:", 7, "missing algorithm" },
-	{ ":ring", 0, "misplaced" },
-	{ "level1:ring;", 12, "empty level" },
-	{ ";level1:ring", 0, "empty level" },
-	{ "level0:NA;;level1:ring", 10, "empty level" },
-	{ "level4:ring", 0, "unknown level" },
-	{ "lvl1:ring", 0, "unknown level" },
-	{ "level1:rings", 7, "unknown algorithm" },
-	{ "level1:HD_R", 7, "unknown algorithm" },
-	{ "level1:NHR_V1", 7, "NHR_V1" },
-	{ "level1:ring;level1:NHR", 12, "twice" },
-	{ "level0:NA;level1:ring;level0:NA", 22, "twice" },
-	{ "level1:ring:NHR", 11, "unexpected separator" },
-	{ "level1:ring/level2:NHR", 11, "'/'" },
-	{ "level1 ring", 0, "unknown level" },
-	{ "level1:ri#ng", 9, "unexpected character" },
-	{ "level1,ring", 6, "unexpected character" },
-	{ "allreduce=", 10, "empty level" },
-	{ "allreduce=level1:ring/", 22, "empty operation" },
-	{ "/allreduce=level1:ring", 0, "empty operation" },
-	{ "=level1:ring", 0, "misplaced" },
-	{ "allreduce==level1:ring", 10, "misplaced" },
-	{ "allreduce:level1:ring", 0, "unknown level" },
-	{ "level1:ring/allreduce=level1:NHR", 0, "mixed" },
-	{ "bogus=level1:ring", 0, "unknown operation" },
-	{ "allreduce=level1:ring/allreduce=level1:NHR", 22, "twice" },
-	{ "allreduce=level0:null;level1:ring", 17, "level0:null" },
-	{ "allreduce level1:ring=x", 0, "mixed" },
-	{ "allreduce=level1:ring;broadcast=level1:NHR", 22, "unknown level" },
-	{ "allreduce=level1:ring=x", 21, "unexpected separator" },
-	{ "level0:AHC", 7, "multi-level" },
-	{ "level0:pipeline;level1:ring", 7, "multi-level" },
-	{ "allreduce=level1", 16, "missing ':'" },
-	{ "level1:ring level2:NHR", 7, "unknown algorithm" },
-	{ "level1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 7, "too long" },
-	{ "allgather=level1:NB/others=level1:ring;", 39, "empty level" },
-	{ "level2:NHR;", 11, "empty level" },
-	{ "  level1:  bogus", 11, "unknown algorithm" },
+	{ "level1", E(COLON), 6, 1, NULL, "missing ':' after \"level1\" at column 7" },
+	{ "level1 ring", E(COLON), 6, 1, NULL, "missing ':' after \"level1\" at column 7" },
+	{ "level1 = ring", E(COLON), 6, 1, NULL, "missing ':' after \"level1\"" },
+	{ "allreduce=level1", E(COLON), 16, 1, NULL, "missing ':' after \"level1\"" },
+	{ "allreduce=level1=ring", E(COLON), 16, 1, NULL, "missing ':'" },
+	{ "level1:", E(NO_ALGO), 7, 1, NULL, "missing algorithm after \"level1:\" at column 8" },
+	{ "level0:;level1:ring", E(NO_ALGO), 7, 1, NULL, "missing algorithm after \"level0:\"" },
+	{ ":ring", E(SEPARATOR), 0, 1, NULL, "misplaced \":\" at column 1" },
+	{ "level1:ring;", E(TRAILING), 11, 1, NULL, "trailing ';' at column 12" },
+	{ " level0:ring ; ", E(TRAILING), 13, 1, NULL, "trailing ';' at column 14" },
+	{ "level2:NHR;", E(TRAILING), 10, 1, NULL, "trailing ';'" },
+	{ "allgather=level1:NB/others=level1:ring;", E(TRAILING), 38, 1, NULL, "trailing ';'" },
+	{ "allreduce=level1:ring;/others=level1:NB", E(TRAILING), 21, 1, NULL, "trailing ';'" },
+	{ ";level1:ring", E(EMPTY_LEVEL), 0, 1, NULL, "empty level entry at column 1" },
+	{ "level0:NA;;level1:ring", E(EMPTY_LEVEL), 10, 1, NULL, "empty level entry at column 11" },
+	{ "level4:ring", E(LEVEL), 0, 6, "level0", "unknown level \"level4\" at column 1" },
+	{ "leve1:ring", E(LEVEL), 0, 5, "level1", "unknown level \"leve1\"" },
+	{ "lvl1:ring", E(LEVEL), 0, 4, "level1", "did you mean \"level1\"?" },
+	{ "bogus:ring", E(LEVEL), 0, 5, NULL, "unknown level \"bogus\"" },
+	{ "level3:ring", E(LEVEL3), 0, 6, NULL,
+	  "level3 is not used by kcoll (levels are 0 server, 1 super-node, 2 cluster)" },
+	{ "level1:NHR;level2:ring;level3:NA", E(LEVEL3), 23, 6, NULL, "level3 is not used" },
+	{ "level0:rign", E(ALGO), 7, 4, "ring", "unknown algorithm \"rign\" at column 8" },
+	{ "level1:rings", E(ALGO), 7, 5, "ring", "did you mean \"ring\"?" },
+	{ "level1:HD_R", E(ALGO), 7, 4, "H-D_R", "unknown algorithm \"HD_R\"" },
+	{ "level1:zzzzzz", E(ALGO), 7, 6, NULL, "expected one of ring, H-D_R" },
+	{ "  level1:  bogus", E(ALGO), 11, 5, NULL, "unknown algorithm \"bogus\" at column 12" },
+	{ "level1:ring level2:NHR", E(ALGO), 7, 11, NULL, "unknown algorithm" },
+	{ "level1:NHR_V1", E(NHR_V1), 7, 6, NULL, "NHR_V1 is not implemented" },
+	{ "level1:ring;level1:NHR", E(LEVEL_TWICE), 12, 6, NULL,
+	  "level \"level1\" given twice at column 13" },
+	{ "level0:NA;level1:ring;level0:NA", E(LEVEL_TWICE), 22, 6, NULL, "given twice" },
+	{ "level1:ring:NHR", E(SEPARATOR), 11, 1, NULL, "unexpected \":\" at column 12" },
+	{ "level1:ring/level2:NHR", E(SLASH), 11, 1, NULL, "'/' without per-operation" },
+	{ "level1:ri#ng", E(CHAR), 9, 1, NULL, "unexpected character \"#\" at column 10" },
+	{ "level1,ring", E(CHAR), 6, 1, NULL, "unexpected character \",\"" },
+	{ "allreduce=", E(EMPTY_LEVEL), 10, 1, NULL, "empty level entry at column 11" },
+	{ "allreduce=level1:ring/", E(EMPTY_OP), 22, 1, NULL, "empty operation entry" },
+	{ "/allreduce=level1:ring", E(EMPTY_OP), 0, 1, NULL, "empty operation entry" },
+	{ "=level1:ring", E(SEPARATOR), 0, 1, NULL, "misplaced \"=\"" },
+	{ "allreduce==level1:ring", E(SEPARATOR), 10, 1, NULL, "misplaced \"=\" at column 11" },
+	{ "allreduce:level1:ring", E(LEVEL), 0, 9, NULL, "unknown level \"allreduce\"" },
+	{ "level1:ring/allreduce=level1:NHR", E(MIXED), 0, 6, NULL, "forms mixed" },
+	{ "allreduce level1:ring=x", E(MIXED), 0, 16, NULL, "forms mixed" },
+	{ "bogus=level1:ring", E(OP), 0, 5, NULL, "unknown operation \"bogus\"" },
+	{ "alreduce=level1:ring", E(OP), 0, 8, "allreduce", "did you mean \"allreduce\"?" },
+	{ "level1=ring", E(COLON), 6, 1, NULL, "missing ':' after \"level1\"" },
+	{ "allreduce/others=level1:ring", E(EQUALS), 9, 1, NULL,
+	  "missing '=' after \"allreduce\" at column 10" },
+	{ "allreduce=level1:ring/allreduce=level1:NHR", E(OP_TWICE), 22, 9, NULL,
+	  "operation \"allreduce\" given twice" },
+	{ "allreduce=level0:null;level1:ring", E(NULL), 17, 4, NULL, "level0:null" },
+	{ "allreduce=level1:ring;broadcast=level1:NHR", E(LEVEL), 22, 9, NULL, "unknown level" },
+	{ "allreduce=level1:ring=x", E(SEPARATOR), 21, 1, NULL, "unexpected \"=\"" },
+	{ "level0:AHC", E(LEVEL0), 7, 3, NULL, "multi-level algorithm \"AHC\" at level0" },
+	{ "level0:pipeline;level1:ring", E(LEVEL0), 7, 8, NULL, "at level1 or level2" },
+	{ "level1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", E(NAME_LONG), 7, 32, NULL,
+	  "name too long" },
 };
 
-TEST(malformed_strings_fail_with_position_and_keep_previous)
+TEST(malformed_strings_name_the_fault_and_keep_previous)
 {
 	struct kc_algo_conf c, before;
-	char err[512], want[32];
+	struct kc_cfg_err e;
+	char err[KC_CFG_ERR_LEN], want[32];
 	u32 i;
 
-	ASSERT_GE(ARRAY_SIZE(bad), 30);
+	ASSERT_GE(ARRAY_SIZE(bad), 40);
 	ASSERT_EQ(0, kc_cfg_parse("level0:NA;level1:NB", &c, err, sizeof(err)));
 	before = c;
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		EXPECT_EQ(-EINVAL, kc_cfg_parse(bad[i].s, &c, err, sizeof(err))) {
+		EXPECT_EQ(-EINVAL, kc_cfg_parse_ex(bad[i].s, &c, &e)) {
 			TH_LOG("'%s' was accepted", bad[i].s);
 			continue;
 		}
-		snprintf(want, sizeof(want), "position %u;", bad[i].pos);
-		EXPECT_NE(NULL, strstr(err, want)) {
-			TH_LOG("'%s': '%s', expected %s", bad[i].s, err, want);
+		EXPECT_EQ(bad[i].kind, e.kind) TH_LOG("'%s': kind %u", bad[i].s, e.kind);
+		EXPECT_EQ(bad[i].off, e.off) TH_LOG("'%s': offset %u", bad[i].s, e.off);
+		EXPECT_EQ(bad[i].len, e.len) TH_LOG("'%s': length %u", bad[i].s, e.len);
+		EXPECT_STREQ(bad[i].hint ?: "(none)", e.hint ?: "(none)") {
+			TH_LOG("'%s': hint", bad[i].s);
 		}
+		EXPECT_EQ(-EINVAL, kc_cfg_parse(bad[i].s, &c, err, sizeof(err)));
 		EXPECT_NE(NULL, strstr(err, bad[i].what)) {
 			TH_LOG("'%s': '%s', expected '%s'", bad[i].s, err, bad[i].what);
 		}
-		EXPECT_NE(NULL, strstr(err, "expected")) {
+		snprintf(want, sizeof(want), "at column %u\n", bad[i].off + 1);
+		EXPECT_NE(NULL, strstr(err, want)) TH_LOG("'%s': '%s'", bad[i].s, err);
+		EXPECT_NE(NULL, strstr(err, "\n  expected ")) {
 			TH_LOG("'%s': no expected form in '%s'", bad[i].s, err);
 		}
 		EXPECT_EQ(0, memcmp(&c, &before, sizeof(c)));
@@ -234,16 +266,66 @@ TEST(malformed_strings_fail_with_position_and_keep_previous)
 	TH_LOG("%zu malformed strings", ARRAY_SIZE(bad));
 }
 
+/* The caret sits under the fault, as long as the faulty token. */
+TEST(message_echoes_the_string_with_a_caret)
+{
+	struct kc_algo_conf c;
+	char err[KC_CFG_ERR_LEN];
+
+	ASSERT_EQ(-EINVAL, kc_cfg_parse("level0:rign", &c, err, sizeof(err)));
+	EXPECT_STREQ("HCCL_ALGO \"level0:rign\": unknown algorithm \"rign\" at column 8\n"
+		     "  level0:rign\n"
+		     "         ^~~~\n"
+		     "  expected one of ring, H-D_R, NHR, NB, AHC, AHC_BROKE, pipeline, pairwise, "
+		     "fullmesh, mesh, tree, NA or null; did you mean \"ring\"?", err);
+	/* a tab shows as a space, so the caret still lines up */
+	ASSERT_EQ(-EINVAL, kc_cfg_parse("level1:\tring;", &c, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "\n  level1: ring;\n              ^\n")) TH_LOG("%s", err);
+}
+
+/* The kernel's form: one line, nothing of the string, column and expected form. */
+TEST(short_form_quotes_nothing)
+{
+	struct kc_algo_conf c;
+	struct kc_cfg_err e;
+	char err[256];
+
+	ASSERT_EQ(-EINVAL, kc_cfg_parse_ex("level1 ring", &c, &e));
+	kc_cfg_strerror(NULL, &e, err, sizeof(err));
+	EXPECT_STREQ("HCCL_ALGO: missing ':' after the level at column 7; expected levelN:<algo>",
+		     err);
+	ASSERT_EQ(-EINVAL, kc_cfg_parse_ex("level1:secretname", &c, &e));
+	kc_cfg_strerror(NULL, &e, err, sizeof(err));
+	EXPECT_EQ(NULL, strstr(err, "secret")) TH_LOG("%s", err);
+	EXPECT_EQ(NULL, strchr(err, '\n'));
+	/* truncation keeps a terminated string */
+	kc_cfg_strerror(NULL, &e, err, 20);
+	EXPECT_EQ(19, strlen(err));
+}
+
+/* Spaces around any token and inside names are ignored, as HCCL strips them. */
+TEST(spaces_are_ignored_everywhere)
+{
+	struct kc_algo_conf a, b;
+	char err[KC_CFG_ERR_LEN];
+
+	ASSERT_EQ(0, kc_cfg_parse("level0:NA;level1:NHR", &a, err, sizeof(err)));
+	ASSERT_EQ(0, kc_cfg_parse(" level0 : NA ;\tlevel1:N HR ", &b, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+}
+
 TEST(overlong_string_is_refused)
 {
 	static char s[KC_CFG_MAX_LEN + 16];
 	struct kc_algo_conf c;
-	char err[256];
+	char err[KC_CFG_ERR_LEN];
 
 	memset(s, ' ', sizeof(s) - 1);
 	memcpy(s, "level1:ring", 11);
 	EXPECT_EQ(-EINVAL, kc_cfg_parse(s, &c, err, sizeof(err)));
-	EXPECT_NE(NULL, strstr(err, "too long"));
+	EXPECT_NE(NULL, strstr(err, "string too long at column 1025\n")) TH_LOG("%s", err);
+	EXPECT_NE(NULL, strstr(err, "expected at most 1024 characters")) TH_LOG("%s", err);
 }
 
 TEST_HARNESS_MAIN

@@ -114,7 +114,7 @@ TEST(malformed_rank_tables_fail_with_libcoll_messages)
 		{ "8", 0, ".rank_id is \"8\": duplicate" },
 		{ "10", 0, ".rank_id is \"10\": out of range" },
 		{ "x9", 0, ".rank_id is \"x9\": expected a decimal integer" },
-		{ NULL, 100, ": line 1: invalid JSON" },
+		{ NULL, 100, ":1:101: invalid JSON" },
 	};
 	char path[64], out[16384], args[4200];
 	unsigned i;
