@@ -821,11 +821,15 @@ static const struct file_operations kcoll_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
+/*
+ * No .mode: who may use the node is the administrator's choice, made by
+ * udev (udev/60-kcoll.rules gives group kcoll 0660, as rdma-core does
+ * for uverbs); without udev it stays the misc default, 0600 root.
+ */
 static struct miscdevice kcoll_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "kcoll",
 	.fops = &kcoll_fops,
-	.mode = 0666,
 	.groups = kcoll_sysfs_groups,
 };
 

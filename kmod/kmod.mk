@@ -8,7 +8,8 @@
 #   make module-w1       W=1 builds from scratch against 6.1 and 6.12; any
 #                        warning fails
 #   make module-info     modinfo sanity of the in-tree kcoll.ko
-#   make install-module  a built kcoll.ko into DESTDIR/lib/modules/KREL/updates/
+#   make install-module  a built kcoll.ko into DESTDIR/lib/modules/KREL/updates/,
+#                        udev/60-kcoll.rules into DESTDIR/usr/lib/udev/rules.d/
 
 # Newest installed headers of a series, generic flavour (not -cloud/-rt).
 kc_newest_headers = $(patsubst /usr/src/linux-headers-%,%,$(lastword $(shell \
@@ -93,6 +94,7 @@ module-w1-6.12:
 # loads ib_core and rdma_cm first.  Defaults: the 6.1 build (kcoll.ko) and
 # the release of its headers; KCOLL_KO and KREL choose another
 # (e.g. KCOLL_KO=build/kmod-6.12/kcoll.ko KREL=6.12.117+deb12-amd64).
+# The udev rule goes with it: without it the node is 0600 root.
 KCOLL_KO ?= $(TOP)/kcoll.ko
 KREL ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 .PHONY: install-module
@@ -102,6 +104,9 @@ install-module:
 		*) echo "install-module: $(KCOLL_KO) is for '$${vm%% *}', not '$(KREL)'" >&2; exit 1;; esac
 	install -D -m 0644 $(KCOLL_KO) $(DESTDIR)/lib/modules/$(KREL)/updates/kcoll.ko
 	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(KREL)
+	install -D -m 0644 $(TOP)/udev/60-kcoll.rules $(DESTDIR)/usr/lib/udev/rules.d/60-kcoll.rules
+	@[ -n "$(DESTDIR)" ] || getent group kcoll >/dev/null || echo "install-module: there is no" \
+		"group kcoll, so udev leaves /dev/kcoll 0600 root: create it with 'groupadd -r kcoll'" >&2
 
 module-info:
 	@m=$(TOP)/kcoll.ko; [ -f $$m ] || { echo "no $$m; run 'make module'" >&2; exit 1; }; \

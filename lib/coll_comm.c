@@ -2,6 +2,9 @@
 /* libcoll: device, communicators, memory registration. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +16,9 @@
 #include <unistd.h>
 
 #include "coll_internal.h"
+
+/* Where the administrator overrides the shipped rule (same file name). */
+#define COLL_UDEV_RULE "/etc/udev/rules.d/60-kcoll.rules"
 
 #define SAME(a, b) ((int)(a) == (int)(b))
 _Static_assert(SAME(COLL_FLOAT, KCOLL_FP32) && SAME(COLL_DOUBLE, KCOLL_FP64) &&
@@ -31,6 +37,63 @@ static int coll_ioctl(int fd, unsigned long cmd, void *arg)
 		ret = ioctl(fd, cmd, arg);
 	while (ret < 0 && errno == EINTR && cmd != KCOLL_IOC_COMM_CREATE);
 	return ret < 0 ? -errno : 0;
+}
+
+/* Whether this process has group @gid, as primary or supplementary group. */
+static bool coll_in_group(gid_t gid)
+{
+	int i, n = getgroups(0, NULL);
+	bool in = getegid() == gid;
+	gid_t *groups;
+
+	groups = !in && n > 0 ? calloc((size_t)n, sizeof(*groups)) : NULL;
+	if (groups) {
+		n = getgroups(n, groups);
+		for (i = 0; i < n && !in; i++)
+			in = groups[i] == gid;
+		free(groups);
+	}
+	return in;
+}
+
+/*
+ * -EACCES opening @device, explained from its mode and group: who may use
+ * the node is set by a udev rule (udev/60-kcoll.rules: 0660, group kcoll),
+ * so the fix is a group membership or the administrator's own rule.
+ */
+static int coll_dev_denied(const char *device)
+{
+	char gbuf[1024], ubuf[1024], gname[64], user[64];
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	unsigned int mode;
+	struct stat st;
+
+	if (stat(device, &st))
+		return coll_seterr(-EACCES, "cannot open %s: %s", device, strerror(EACCES));
+	mode = st.st_mode & 07777;
+	getgrgid_r(st.st_gid, &gr, gbuf, sizeof(gbuf), &grp);
+	if (grp)
+		snprintf(gname, sizeof(gname), "%s", grp->gr_name);
+	else
+		snprintf(gname, sizeof(gname), "%u", (unsigned int)st.st_gid);
+	getpwuid_r(geteuid(), &pw, ubuf, sizeof(ubuf), &pwp);
+	snprintf(user, sizeof(user), "%s", pwp ? pwp->pw_name : "USER");
+	if ((mode & 060) != 060)
+		return coll_seterr(-EACCES, "cannot open %s: %s (mode %04o, group %s; only its owner "
+				   "may open it, as when no udev rule applied): ask the "
+				   "administrator to install kcoll's 60-kcoll.rules and create "
+				   "group kcoll, or to set the mode with a rule in %s", device,
+				   strerror(EACCES), mode, gname, COLL_UDEV_RULE);
+	if (!coll_in_group(st.st_gid))
+		return coll_seterr(-EACCES, "cannot open %s: %s (mode %04o, group %s; this user is "
+				   "not in group %s): ask the administrator to add you to group "
+				   "%s (usermod -aG %s %s, then log in again), or to change the "
+				   "mode with a rule in %s", device, strerror(EACCES), mode,
+				   gname, gname, gname, gname, user, COLL_UDEV_RULE);
+	return coll_seterr(-EACCES, "cannot open %s: %s (mode %04o, group %s; this user is in "
+			   "group %s, so an ACL or a security module refused it): ask the "
+			   "administrator", device, strerror(EACCES), mode, gname, gname);
 }
 
 int coll_dev_open(const char *device, struct kcoll_info *info)
@@ -52,10 +115,8 @@ int coll_dev_open(const char *device, struct kcoll_info *info)
 					   "loaded; run 'modprobe kcoll' (or 'insmod kcoll.ko')",
 					   device);
 		}
-		if (ret == EACCES || ret == EPERM)
-			return coll_seterr(-ret, "cannot open %s: %s; check its mode (0666 "
-					   "expected) or run as a user that may", device,
-					   strerror(ret));
+		if (ret == EACCES)
+			return coll_dev_denied(device);
 		return coll_seterr(-ret, "cannot open %s: %s", device, strerror(ret));
 	}
 	memset(info, 0, sizeof(*info));
@@ -220,11 +281,16 @@ static void coll_create_error(int ret, const struct coll_rank_desc *ranks, uint3
 			      uint32_t nranks, const char *algo, const char *from,
 			      const char *secret_from)
 {
+	/*
+	 * The module answers a bad string with -EINVAL only (its log line
+	 * quotes nothing the user wrote): collctl check-algo parses the same
+	 * way and shows the string with a caret under the fault.
+	 */
 	if (ret == -EINVAL && algo)
 		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: %s; "
-			    "%s='%s' may be malformed (see the kernel log, or check it "
-			    "with 'collctl check-algo')", rank, nranks, coll_strerror(ret),
-			    from, algo);
+			    "%s is '%s', which the module may have refused: run "
+			    "collctl check-algo '%s' to see where it is wrong (the kernel "
+			    "log says why)", rank, nranks, coll_strerror(ret), from, algo, algo);
 	else if (ret == -EADDRNOTAVAIL || ret == -EACCES || ret == -EADDRINUSE)
 		coll_seterr(ret, "creating the communicator (rank %u of %u) failed: "
 			    "cannot listen on %.64s port %u%s: %s", rank, nranks,

@@ -24,6 +24,11 @@ mount -t tmpfs tmpfs "$scratch"
 mkdir -p "$scratch/upper" "$scratch/work"
 mount -t overlay overlay -o "lowerdir=$mods,upperdir=$scratch/upper,workdir=$scratch/work" "$mods" ||
 	fail "cannot make $mods writable with an overlay"
+# install-module also installs the udev rule into /usr, read-only here too.
+rules=/usr/lib/udev/rules.d
+mkdir -p "$scratch/rupper" "$scratch/rwork"
+mount -t overlay overlay -o "lowerdir=$rules,upperdir=$scratch/rupper,workdir=$scratch/rwork" "$rules" ||
+	fail "cannot make $rules writable with an overlay"
 
 t0=$SECONDS
 make -s --no-print-directory -C "$tree" install-module KCOLL_KO="$ko" KREL="$rel" ||
@@ -32,6 +37,7 @@ make -s --no-print-directory -C "$tree" install-module KCOLL_KO="$ko" KREL="$rel
 echo "install-module-vm: make install-module (depmod -a) took $((SECONDS - t0)) s"
 path=$(modinfo -n kcoll) || fail "modinfo does not find kcoll after depmod"
 [ "$path" = "$mods/updates/kcoll.ko" ] || fail "modinfo finds $path, not $mods/updates/kcoll.ko"
+cmp -s "$tree/udev/60-kcoll.rules" "$rules/60-kcoll.rules" || fail "no udev rule $rules/60-kcoll.rules"
 # The runner brought RDMA up; take it down so modprobe must load the
 # dependencies itself.
 rdma link delete rxe0 2>/dev/null || true
@@ -47,6 +53,7 @@ echo "install-module-vm: $rel: make install-module, depmod, modprobe kcoll (+ ib
 modprobe -r kcoll || fail "modprobe -r kcoll"
 [ ! -e /sys/module/kcoll ] || fail "kcoll still loaded after modprobe -r"
 umount "$mods"
+umount "$rules"
 umount "$scratch"
 rmdir "$scratch"
 echo "install-module-vm: PASS"

@@ -12,6 +12,10 @@
  *    it connects; another user is not held back by the first user's
  *    (only by its own), root not at all (CAP_IPC_LOCK); closing gives the
  *    room back; bad writes are EINVAL and change nothing.
+ *  - Who may open /dev/kcoll: the node is 0660 root:kcoll (the shipped
+ *    udev rule, udev/60-kcoll.rules); a user outside the group is refused
+ *    and libcoll's message names the mode, the group and the fix; the
+ *    same user in the group opens it.
  *
  * Each node runs this on its own (its own address twice); with several
  * ranks per node only local rank 0 does, as the tests change the node's
@@ -19,6 +23,8 @@
  * cgroup2 at /sys/fs/cgroup when nothing has.  Skips (exit 4) without
  * /dev/kcoll.
  */
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -26,6 +32,7 @@
 
 #include "kselftest_harness.h"
 #include "kcoll_util.h"
+#include "coll.h"
 
 #define PORT 17310
 #define UID_A 65534		/* nobody */
@@ -101,14 +108,6 @@ static int create_n(int fd, unsigned int rank, unsigned int n, unsigned int port
 	return ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc) ? errno : 0;
 }
 
-/* Become @uid (and group), without capabilities; 0 or -1. */
-static int become(uid_t uid)
-{
-	if (uid == geteuid())
-		return 0;
-	return setresgid(uid, uid, uid) || setresuid(uid, uid, uid) ? -1 : 0;
-}
-
 /*
  * One rank process: joins @cgroup (when given), becomes @uid, says 'r',
  * waits for 'g', creates its rank of a 2-rank communicator, sends the
@@ -130,7 +129,7 @@ static void rank_child(int rd, int wr, const char *cgroup, uid_t uid, unsigned i
 		if (kc_file_write(path, "0"))
 			_exit(1);
 	}
-	if (become(uid))
+	if (kc_become(uid, true))
 		_exit(2);
 	if (write(wr, &c, 1) != 1 || read(rd, &c, 1) != 1)
 		_exit(3);
@@ -222,7 +221,7 @@ static int create_as(uid_t uid, unsigned int n, unsigned int port, unsigned int 
 	if (pid < 0)
 		return -1;
 	if (!pid) {
-		if (become(uid))
+		if (kc_become(uid, true))
 			_exit(255);
 		fd = open(KC_DEV, O_RDWR | O_CLOEXEC);
 		err = fd < 0 ? errno : create_n(fd, 0, n, port, slots, chunk, 1000);
@@ -373,7 +372,7 @@ TEST_F(limit, bad_writes_are_einval_and_change_nothing)
 	EXPECT_STREQ("0\n", now);
 	/* A user may read it, not change it. */
 	if (!fork())
-		_exit(become(UID_A) ? 2 : kc_file_write(LIMIT, "1") == EACCES ? 0 : 1);
+		_exit(kc_become(UID_A, true) ? 2 : kc_file_write(LIMIT, "1") == EACCES ? 0 : 1);
 	{
 		int status;
 
@@ -431,6 +430,61 @@ TEST_F(limit, over_the_limit_is_enomem_other_users_unaffected)
 	EXPECT_EQ(0, rank_end(&p[1]));
 	err = create_as(UID_A, 2, port + 2, slots, chunk, &ms);
 	EXPECT_EQ(ETIMEDOUT, err) TH_LOG("user A after closing: %s", strerror(err));
+}
+
+/* ------------------------------------------------ who may open the device */
+
+/* What udev/60-kcoll.rules sets (vm-init.sh applies it as udev would). */
+#define DEV_MODE 0660
+#define DEV_GROUP "kcoll"
+
+TEST(device_is_0660_root_and_group_kcoll)
+{
+	struct group *g;
+	struct stat st;
+
+	ASSERT_EQ(0, stat(KC_DEV, &st));
+	EXPECT_EQ(DEV_MODE, st.st_mode & 07777)
+		TH_LOG("mode %04o: udev/60-kcoll.rules not applied?", st.st_mode & 07777);
+	EXPECT_EQ(0, st.st_uid);
+	g = getgrgid(st.st_gid);
+	ASSERT_NE(NULL, g) TH_LOG("gid %u has no name: no group " DEV_GROUP "?", st.st_gid);
+	EXPECT_STREQ(DEV_GROUP, g->gr_name);
+}
+
+/* A user without the group: the device refuses it, libcoll says how to get in. */
+TEST(user_outside_the_group_is_refused_and_told_what_to_do)
+{
+	struct passwd *pw = getpwuid(UID_A);
+	struct coll_module_info info;
+	char want[512];
+
+	snprintf(want, sizeof(want), "cannot open " KC_DEV ": Permission denied (mode 0660, "
+		 "group kcoll; this user is not in group kcoll): ask the administrator to add "
+		 "you to group kcoll (usermod -aG kcoll %s, then log in again), or to change "
+		 "the mode with a rule in /etc/udev/rules.d/60-kcoll.rules",
+		 pw ? pw->pw_name : "USER");
+	if (kc_become(UID_A, false))
+		SKIP(return, "cannot become user %d: %s", UID_A, strerror(errno));
+	EXPECT_EQ(-1, open(KC_DEV, O_RDWR | O_CLOEXEC));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(-EACCES, coll_module_info(NULL, &info));
+	EXPECT_STREQ(want, coll_last_error());
+}
+
+/* The same user in the device's group opens it, through libcoll too. */
+TEST(user_in_the_group_opens_it)
+{
+	struct coll_module_info info;
+	int fd;
+
+	if (kc_become(UID_A, true))
+		SKIP(return, "cannot become user %d: %s", UID_A, strerror(errno));
+	fd = open(KC_DEV, O_RDWR | O_CLOEXEC);
+	EXPECT_LE(0, fd) TH_LOG(KC_DEV ": %s", strerror(errno));
+	close(fd);
+	ASSERT_EQ(0, coll_module_info(NULL, &info)) TH_LOG("%s", coll_last_error());
+	EXPECT_EQ(KCOLL_ABI_VERSION, info.abi_version);
 }
 
 KC_HARNESS_MAIN

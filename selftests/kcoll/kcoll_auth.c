@@ -149,7 +149,7 @@ static int impostor_named(const struct cluster *c, const char *secret, const uns
 	if (!pid) {
 		int fd = open(KC_DEV, O_RDWR | O_CLOEXEC);
 
-		if (fd < 0 || setresuid(65534, 65534, 65534))
+		if (fd < 0 || kc_become(65534, true))
 			_exit(255);
 		_exit(-create_named(fd, c, secret, IMPOSTOR_MS, uid, NULL) & 0xff);
 	}

@@ -470,7 +470,7 @@ TEST(create_port_below_1024_unprivileged_is_eacces)
 	/* This node's RoCE address: the bind gets as far as the port. */
 	if (!ip || !*ip)
 		SKIP(return, "no KCOLL_IP (run under kcoll-vm)");
-	if (geteuid() == 0 && setresuid(65534, 65534, 65534))
+	if (kc_become(65534, true))
 		SKIP(return, "cannot drop root");
 	EXPECT_EQ(-1, create_two(fd, ip, 80));
 	EXPECT_EQ(EACCES, errno);

@@ -24,10 +24,10 @@
 #include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <unistd.h>
 
 #include "kcoll_fuzz.h"
+#include "kcoll_user.h"
 
 const char *const fz_act_names[FZ_NACTS] = {
 	[FZ_ACT_REOPEN] = "reopen",
@@ -203,15 +203,14 @@ static void fz_sigusr1(int sig)
 	(void)sig;
 }
 
-/* User 65534 with a small RLIMIT_MEMLOCK, no CAP_IPC_LOCK. */
+/* User 65534 in /dev/kcoll's group, a small RLIMIT_MEMLOCK, no CAP_IPC_LOCK. */
 static int fz_drop_privileges(struct fz_rng *r)
 {
 	struct rlimit rl;
 
 	rl.rlim_cur = FZ_PICK(r, 0, 16 << 10, 64 << 10, 256 << 10, 1 << 20);
 	rl.rlim_max = rl.rlim_cur;
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
-	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || kc_become(65534, true))
 		return -errno;
 	return 0;
 }

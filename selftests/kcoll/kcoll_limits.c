@@ -36,16 +36,10 @@
 #define UNPRIV_SETTLE_MS 5000
 
 /*
- * Become an unprivileged user: root's CAP_IPC_LOCK lifts the limit.  The
- * harness runs every test in a child of its own, so this is undone for
- * the next test.
+ * The tests of the limit become user 65534 (kc_become()): root's
+ * CAP_IPC_LOCK lifts the limit.  The harness runs every test in a child
+ * of its own, so this is undone for the next test.
  */
-static int drop_privileges(void)
-{
-	if (geteuid() != 0)
-		return 0;
-	return setresuid(65534, 65534, 65534);
-}
 
 TEST(register_over_memlock_is_enomem_nothing_pinned)
 {
@@ -61,7 +55,7 @@ TEST(register_over_memlock_is_enomem_nothing_pinned)
 	memset(p, 1, len);
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 	pinned = foll_pinned();			/* exact while still root */
-	if (drop_privileges())
+	if (kc_become(65534, true))
 		SKIP(return, "cannot drop root");
 	reg.addr = (uintptr_t)p;
 	reg.len = len;
@@ -98,7 +92,7 @@ TEST(memlock_limit_zero_is_enomem)
 	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 	pinned = foll_pinned();			/* exact while still root */
-	if (drop_privileges())
+	if (kc_become(65534, true))
 		SKIP(return, "cannot drop root");
 	EXPECT_EQ(0, reg_buf(fd, p, 4096));
 	EXPECT_EQ(ENOMEM, errno) TH_LOG("%s", strerror(errno));
@@ -240,7 +234,7 @@ TEST(huge_registrations_over_memlock_fail_before_allocating)
 	ASSERT_NE(NULL, p) TH_LOG("mmap at 4 GiB: %s", strerror(errno));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 	pinned = foll_pinned();			/* exact while still root */
-	if (drop_privileges())
+	if (kc_become(65534, true))
 		SKIP(return, "cannot drop root");
 	huge_loop(_metadata, p, ENOMEM, pinned, UNPRIV_SETTLE_MS);
 	munmap(p, 1 << 20);
@@ -278,7 +272,7 @@ TEST(submit_plain_pointer_over_memlock_is_enomem)
 	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 	pinned = foll_pinned();			/* exact while still root */
-	if (drop_privileges())
+	if (kc_become(65534, true))
 		SKIP(return, "cannot drop root");
 	memset(&s, 0, sizeof(s));
 	s.op = KCOLL_OP_ALLREDUCE;

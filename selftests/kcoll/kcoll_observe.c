@@ -287,7 +287,7 @@ static int user_side(__u64 root_id, int rd, int wr)
 	__u64 id;
 	char c;
 
-	if (setresgid(UID_USER, UID_USER, UID_USER) || setresuid(UID_USER, UID_USER, UID_USER))
+	if (kc_become(UID_USER, true))
 		return U_SETUP;
 	fd = open(KC_DEV, O_RDWR | O_CLOEXEC);
 	id = fd < 0 ? 0 : create1(fd, NULL, PORT + 10);
@@ -403,10 +403,9 @@ TEST(collctl_monitor_refused_says_why)
 	if (!pid) {
 		dup2(pipefd[1], 2);
 		dup2(pipefd[1], 1);
-		if (setresgid(UID_USER, UID_USER, UID_USER) ||
-		    setresuid(UID_USER, UID_USER, UID_USER))
+		if (kc_become(UID_USER, true))
 			_exit(100);
-		execl(path, "collctl", "monitor", "-t", "1", (char *)NULL);
+		execl(path, "collctl", "monitor", "-T", "1", (char *)NULL);
 		_exit(101);
 	}
 	close(pipefd[1]);

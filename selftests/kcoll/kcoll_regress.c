@@ -52,13 +52,6 @@ static int kmsg_oom_lines(int fd)
 	return found;
 }
 
-static int drop_privileges(void)
-{
-	if (geteuid() != 0)
-		return 0;
-	return setresuid(65534, 65534, 65534);
-}
-
 struct huge {
 	int fd;
 	void *page;
@@ -175,7 +168,7 @@ TEST(huge_pins_over_memlock_fail_without_allocating)
 	cluster_single(&c, PORT);
 	ASSERT_EQ(0, comm_create(fd, &c, -1, NULL));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
-	if (drop_privileges())
+	if (kc_become(65534, true))
 		SKIP(return, "cannot drop root");
 	huge_pins(_metadata, fd, false, ENOMEM);
 	huge_pins(_metadata, fd, true, ENOMEM);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the kcoll.ko selftests: opening /dev/kcoll (skipping
- * when the module is not loaded), the cluster's rank table from the
- * environment tools/vm/kcoll-vm gives every rank, and thin ioctl wrappers.
+ * when the module is not loaded), becoming another user (kcoll_user.h),
+ * the cluster's rank table from the environment tools/vm/kcoll-vm gives
+ * every rank, and thin ioctl wrappers.
  *
  * Include after kselftest_harness.h.
  */
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "uapi/linux/kcoll.h"
+#include "kcoll_user.h"
 
 /*
  * Plain TEST()s here talk to other ranks or to other processes: give them
@@ -31,7 +33,6 @@
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 300
 
-#define KC_DEV "/dev/kcoll"
 #define KC_SYSFS "/sys/class/misc/kcoll/"
 
 static inline __u64 env_u64(const char *name, __u64 def)

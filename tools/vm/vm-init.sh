@@ -112,6 +112,32 @@ for s in "${KCVM_SHARES[@]}"; do # tag:mode:path
 	fi
 done
 
+# There is no udevd here: once kcoll.ko is loaded, do what the shipped
+# rule (udev/60-kcoll.rules of the tree under test, the kcvm_top share at
+# its host path) tells udev to do, reading MODE and GROUP from the rule
+# itself so the tests check the rule that ships.  The group is created if
+# missing, in this VM's /etc only (a tmpfs overlay of the host's).
+udev_rule() {
+	local s top='' rule line mode group i
+	for s in "${KCVM_SHARES[@]}"; do
+		case $s in kcvm_top:*) top=${s#kcvm_top:*:} ;; esac
+	done
+	rule=$top/udev/60-kcoll.rules
+	line=$(grep -E '^KERNEL=="kcoll",' "$rule") || die "no KERNEL==\"kcoll\" line in $rule"
+	mode=$(sed -n 's/.*MODE="\([0-7]*\)".*/\1/p' <<<"$line")
+	group=$(sed -n 's/.*GROUP="\([^"]*\)".*/\1/p' <<<"$line")
+	if [ -z "$mode" ] || [ -z "$group" ]; then die "$rule: no MODE or GROUP in: $line"; fi
+	getent group "$group" >/dev/null || groupadd -r "$group" || die "groupadd -r $group failed"
+	for ((i = 0; i < 50; i++)); do
+		[ -e /dev/kcoll ] && break
+		nap 0.1
+	done
+	if ! chgrp "$group" /dev/kcoll || ! chmod "$mode" /dev/kcoll; then
+		die "cannot apply $rule to /dev/kcoll (mode $mode, group $group)"
+	fi
+	say "/dev/kcoll: mode $mode, group $group (from $rule)"
+}
+
 if [ -n "$KCVM_MODULE" ]; then
 	deps=$(modinfo -F depends "$KCVM_MODULE" 2>/dev/null)
 	for d in ${deps//,/ }; do
@@ -120,6 +146,7 @@ if [ -n "$KCVM_MODULE" ]; then
 	# shellcheck disable=SC2086 # module arguments are words
 	insmod "$KCVM_MODULE" $KCVM_MODARGS || die "insmod $KCVM_MODULE failed: $(dmesg | tail -n 3)"
 	say "loaded $(basename "$KCVM_MODULE") (depends: ${deps:-none})"
+	[ "$(basename "$KCVM_MODULE")" != kcoll.ko ] || udev_rule
 fi
 
 if [ -n "$KCVM_SETUP" ]; then
