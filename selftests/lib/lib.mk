@@ -25,6 +25,9 @@ $(OBJDIR)/selftests/lib/test_collctl: LDFLAGS_US += $(COLL_A) $(LIBNL_LIBS)
 # collctl calibrate's fit against the module's model, no cluster needed.
 $(OBJDIR)/selftests/lib/test_collctl_fit: $(OBJDIR)/tools/collctl/collctl_fit.o $(ALGO_LIB)
 $(OBJDIR)/selftests/lib/test_collctl_fit.o: CFLAGS_US += -I$(TOP)/tools/collctl
+# The tools' shared size and range parser (tools/common/size.c).
+$(OBJDIR)/selftests/lib/test_size: $(TOOLS_COMMON_OBJS)
+$(OBJDIR)/selftests/lib/test_size.o: CFLAGS_US += $(TOOLS_COMMON_CFLAGS)
 
 # The end-to-end programs of the virtual cluster (selftests/lib/vm_e2e.sh).
 LIB_VM_TESTS := $(OBJDIR)/selftests/lib/vm_async
@@ -33,11 +36,18 @@ $(OBJDIR)/selftests/lib/%: $(OBJDIR)/selftests/lib/%.o $(COLL_A)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 
 .PHONY: check-lib
-check-lib: $(LIB_TESTS) $(COLLCTL)
+# test_tool_args.sh: the tools' messages for bad arguments, --help, -V.
+check-lib: $(LIB_TESTS) $(COLLCTL) $(COLL_SIM) $(COLL_PERF)
 	@fail=0; for t in $(LIB_TESTS); do \
 		echo "# running $${t#$(TOP)/}"; \
 		COLL_TEST_DATA=$(TOP)/selftests/lib/data COLLCTL_BIN=$(COLLCTL) $$t || fail=1; \
-	done; exit $$fail
+	done; \
+	echo "# running selftests/lib/test_tool_args.sh"; \
+	$(TOP)/selftests/lib/test_tool_args.sh $(COLL_SIM) $(COLL_PERF) $(COLLCTL) || fail=1; \
+	echo "# running selftests/lib/test_bad_input.sh"; \
+	COLL_SIM_BIN=$(COLL_SIM) COLLCTL_BIN=$(COLLCTL) \
+		$(TOP)/selftests/lib/test_bad_input.sh || fail=1; \
+	exit $$fail
 
 # End to end in the virtual cluster: every op checked by coll-perf, the
 # asynchronous API, collctl (with the netlink family), a mismatch that

@@ -621,21 +621,22 @@ TEST(explain_reports_a_fallback)
 
 TEST(sizes_parse_with_binary_suffixes)
 {
+	char err[160];
 	u64 v;
 
-	ASSERT_EQ(0, cc_parse_bytes("64M", &v));
+	ASSERT_EQ(0, cc_parse_bytes("64M", &v, err, sizeof(err)));
 	EXPECT_EQ(64ull << 20, v);
-	ASSERT_EQ(0, cc_parse_bytes("4k", &v));
+	ASSERT_EQ(0, cc_parse_bytes("4k", &v, err, sizeof(err)));
 	EXPECT_EQ(4096, v);
-	ASSERT_EQ(0, cc_parse_bytes("1GB", &v));
+	ASSERT_EQ(0, cc_parse_bytes("1GB", &v, err, sizeof(err)));
 	EXPECT_EQ(1ull << 30, v);
-	ASSERT_EQ(0, cc_parse_bytes("12", &v));
+	ASSERT_EQ(0, cc_parse_bytes("12", &v, err, sizeof(err)));
 	EXPECT_EQ(12, v);
-	EXPECT_EQ(-EINVAL, cc_parse_bytes("", &v));
-	EXPECT_EQ(-EINVAL, cc_parse_bytes("-1", &v));
-	EXPECT_EQ(-EINVAL, cc_parse_bytes("1X", &v));
-	EXPECT_EQ(-EINVAL, cc_parse_bytes("M", &v));
-	EXPECT_EQ(-EINVAL, cc_parse_bytes("99999999T", &v));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("", &v, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("-1", &v, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("1X", &v, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("M", &v, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, cc_parse_bytes("99999999T", &v, err, sizeof(err)));
 }
 
 TEST(explain_reports_what_selection_and_the_plan_do)
@@ -766,7 +767,7 @@ TEST(without_the_module_collctl_says_what_to_do)
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "family 'kcoll' is not registered (is the kcoll module "
 			       "loaded? 'modprobe kcoll')")) TH_LOG("%s", r.out);
-	ASSERT_EQ(0, run(&r, "-j monitor -c 1 -t 1"));
+	ASSERT_EQ(0, run(&r, "-j monitor --count 1 -T 1"));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "is the kcoll module loaded?")) TH_LOG("%s", r.out);
 	ASSERT_EQ(0, run(&r, "-D /nonexistent/kcoll show"));
@@ -775,8 +776,10 @@ TEST(without_the_module_collctl_says_what_to_do)
 	ASSERT_EQ(0, run(&r, "show x1"));
 	EXPECT_EQ(2, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "'x1' is not a communicator id")) TH_LOG("%s", r.out);
-	ASSERT_EQ(0, run(&r, "monitor -c 0"));
+	ASSERT_EQ(0, run(&r, "monitor --count 0"));
 	EXPECT_EQ(2, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "monitor: --count 0 out of range 1..4294967295"))
+		TH_LOG("%s", r.out);
 	ASSERT_EQ(0, run(&r, "-S /nonexistent config"));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "is the kcoll module loaded?")) TH_LOG("%s", r.out);
@@ -810,13 +813,13 @@ TEST(calibrate_says_what_is_wrong_before_it_measures)
 	EXPECT_EQ(2, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "--ranktable FILE --rank R, or KCOLL_RANKTABLE and "
 			       "KCOLL_RANK")) TH_LOG("%s", r.out);
-	ASSERT_EQ(0, run(&r, "calibrate -T x -R 0 --sizes 4K,4K"));
+	ASSERT_EQ(0, run(&r, "calibrate --ranktable x --rank 0 --sizes 4K,4K"));
 	EXPECT_EQ(2, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "not all equal")) TH_LOG("%s", r.out);
-	ASSERT_EQ(0, run(&r, "calibrate -T x -R 0 --iters 0"));
+	ASSERT_EQ(0, run(&r, "calibrate --ranktable x --rank 0 -n 0"));
 	EXPECT_EQ(2, r.status);
-	EXPECT_NE(NULL, strstr(r.out, "--iters '0'")) TH_LOG("%s", r.out);
-	ASSERT_EQ(0, run(&r, "calibrate -T /nonexistent/table -R 0"));
+	EXPECT_NE(NULL, strstr(r.out, "calibrate: --iters 0 out of range 1..")) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "calibrate --ranktable /nonexistent/table --rank 0"));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "/nonexistent/table")) TH_LOG("%s", r.out);
 
@@ -824,7 +827,7 @@ TEST(calibrate_says_what_is_wrong_before_it_measures)
 	ASSERT_LE(0, fd);
 	close(fd);
 	ASSERT_EQ(0, write_table(one, 1));
-	snprintf(args, sizeof(args), "calibrate -T %s -R 0", one);
+	snprintf(args, sizeof(args), "calibrate --ranktable %s --rank 0", one);
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "has one rank: there is no link to measure"))
@@ -833,14 +836,14 @@ TEST(calibrate_says_what_is_wrong_before_it_measures)
 	ASSERT_LE(0, fd);
 	close(fd);
 	ASSERT_EQ(0, write_table(two, 2));
-	snprintf(args, sizeof(args), "calibrate -T %s -R 2", two);
+	snprintf(args, sizeof(args), "calibrate --ranktable %s --rank 2", two);
 	ASSERT_EQ(0, run(&r, args));
 	EXPECT_EQ(1, r.status);
 	EXPECT_NE(NULL, strstr(r.out, "rank 2, but")) TH_LOG("%s", r.out);
 	/* without the module the first communicator cannot be made; nothing hangs */
 	if (!family_present()) {
-		snprintf(args, sizeof(args), "-D /nonexistent/kcoll calibrate -T %s -R 0 "
-			 "--timeout 5", two);
+		snprintf(args, sizeof(args), "-D /nonexistent/kcoll calibrate --ranktable %s "
+			 "--rank 0 -T 5", two);
 		ASSERT_EQ(0, run(&r, args));
 		EXPECT_EQ(1, r.status);
 		EXPECT_NE(NULL, strstr(r.out, "level1 group of 2 ranks")) TH_LOG("%s", r.out);
@@ -1090,6 +1093,105 @@ TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
 	ASSERT_EQ(0, run(&r, "doctor --nosuch"));
 	EXPECT_EQ(2, r.status);
 	snprintf(args, sizeof(args), "rm -rf %s", root);
+	EXPECT_EQ(0, system(args));
+}
+
+/* ------------------------------------------ config --persist, no module */
+
+/* @path's text (at most 4 KiB) in @buf; "" if unreadable. */
+static const char *file_text(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* collctl -S @dir/@args exits @status, saying @text. */
+static void config_says(struct __test_metadata *_metadata, const char *dir, const char *args,
+			int status, const char *text)
+{
+	char cmd[512];
+	struct run r;
+
+	snprintf(cmd, sizeof(cmd), "-S %s/%s", dir, args);
+	ASSERT_EQ(0, run(&r, cmd));
+	EXPECT_EQ(status, r.status) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, text)) TH_LOG("%s", r.out);
+}
+
+#define PERSIST_HEADER "# Managed by collctl config --persist (man 8 collctl): it rewrites " \
+	"the first \"options kcoll\" line; other lines are kept.\n"
+#define ADMIN_LINES "# the admin's\noptions ib_core x=1\n"
+
+TEST(config_persist_owns_one_line_keeps_the_rest_and_refuses_bad_values)
+{
+	char dir[] = "/tmp/test_collctl.XXXXXX", conf[64], args[512], text[4096], want[4096];
+	struct run r;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	fake_put(dir, "sys/slots", "8\n");
+	fake_put(dir, "sys/algo", "\n");
+	fake_put(dir, "kcoll.conf", ADMIN_LINES);
+	snprintf(conf, sizeof(conf), "%s/kcoll.conf", dir);
+	ASSERT_EQ(0, setenv("KCOLL_MODPROBE_CONF", conf, 1));
+
+	/* Set now and recorded; a value with blanks quoted as modprobe reads it. */
+	config_says(_metadata, dir, "sys config --persist slots 16", 0, "slots = 16\n");
+	config_says(_metadata, dir, "sys config --persist algo 'level0:ring; level1:NHR'", 0,
+		    "algo = level0:ring; level1:NHR\n");
+	snprintf(args, sizeof(args), "%s/sys/slots", dir);
+	EXPECT_STREQ("16", file_text(args, text, sizeof(text)));
+	snprintf(want, sizeof(want), PERSIST_HEADER ADMIN_LINES
+		 "options kcoll slots=16 algo=\"level0:ring; level1:NHR\"\n");
+	EXPECT_STREQ(want, file_text(conf, text, sizeof(text)));
+	/* Again: replaced in place, not added. */
+	config_says(_metadata, dir, "sys config --persist slots 32", 0, "slots = 32\n");
+	snprintf(want, sizeof(want), PERSIST_HEADER ADMIN_LINES
+		 "options kcoll slots=32 algo=\"level0:ring; level1:NHR\"\n");
+	EXPECT_STREQ(want, file_text(conf, text, sizeof(text)));
+
+	/* Refused, with the reason, and neither sysfs nor the file changes. */
+	config_says(_metadata, dir, "sys config --persist algo level1:bogus", 1,
+		    "config algo: HCCL_ALGO \"level1:bogus\": unknown algorithm \"bogus\"");
+	config_says(_metadata, dir, "sys config --persist bogus 1", 2, "unknown tunable 'bogus'");
+	config_says(_metadata, dir, "sys config --persist slots '4\"'", 1,
+		    ": config --persist slots: the value '4\"' has a double quote or a newline, "
+		    "which a modprobe.d line cannot hold");
+	config_says(_metadata, dir, "none config --persist slots 4", 1,
+		    "(is the kcoll module loaded?)");
+	config_says(_metadata, dir, "sys config --persist slots", 2,
+		    "usage: config --persist NAME VALUE");
+	EXPECT_STREQ(want, file_text(conf, text, sizeof(text)));
+	snprintf(args, sizeof(args), "%s/sys/slots", dir);
+	EXPECT_STREQ("32", file_text(args, text, sizeof(text)));
+
+	/* Shown as text and JSON. */
+	ASSERT_EQ(0, run(&r, "config --show-persistent"));
+	EXPECT_EQ(0, r.status);
+	snprintf(want, sizeof(want), "%s\n%-20s %s\n%-20s %s\n", conf, "slots", "32", "algo",
+		 "level0:ring; level1:NHR");
+	EXPECT_STREQ(want, r.out);
+	ASSERT_EQ(0, run(&r, "-j config --show-persistent"));
+	snprintf(want, sizeof(want), "{\"path\":\"%s\",\"settings\":{\"slots\":\"32\","
+		 "\"algo\":\"level0:ring; level1:NHR\"}}\n", conf);
+	EXPECT_STREQ(want, r.out);
+
+	/* Removed one by one; the line goes with the last, the rest stays. */
+	ASSERT_EQ(0, run(&r, "config --unpersist slots"));
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "config --unpersist slots"));
+	EXPECT_EQ(1, r.status);
+	/* after the program's name, collctl or collctl-san */
+	snprintf(want, sizeof(want), ": config --unpersist slots: %s holds no slots\n", conf);
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s", r.out);
+	ASSERT_EQ(0, run(&r, "config --unpersist algo"));
+	EXPECT_STREQ(PERSIST_HEADER ADMIN_LINES, file_text(conf, text, sizeof(text)));
+	unsetenv("KCOLL_MODPROBE_CONF");
+	snprintf(args, sizeof(args), "rm -r %s", dir);
 	EXPECT_EQ(0, system(args));
 }
 

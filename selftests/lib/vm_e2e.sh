@@ -60,9 +60,9 @@ live="-t allreduce -b 1M -e 1M -n 200 -w 1"
 if [ "$r" = 0 ]; then
 	# Until SIGTERM: besides comm-new and comm-del it may see peer-lost
 	# (rank 1 closing first), so no event count would be right.
-	"$B"/collctl monitor -t 900 >"$OUT/monitor.out" 2>&1 &
+	"$B"/collctl monitor -T 900 >"$OUT/monitor.out" 2>&1 &
 	mon=$!
-	"$B"/collctl -j monitor -c 1 -t 600 >"$OUT/monitor.json" 2>&1 &
+	"$B"/collctl -j monitor --count 1 -T 600 >"$OUT/monitor.json" 2>&1 &
 	monj=$!
 	sleep 2
 	# shellcheck disable=SC2086

@@ -24,7 +24,7 @@ if [ "$r" != 0 ]; then
 	"$B"/coll-perf $fb
 	exit 0
 fi
-"$B"/collctl monitor -t 900 >"$OUT/fallback.monitor" 2>&1 &
+"$B"/collctl monitor -T 900 >"$OUT/fallback.monitor" 2>&1 &
 mon=$!
 sleep 2
 # shellcheck disable=SC2086

@@ -13,7 +13,8 @@ checkpatch: $(CHECKPATCH)
 
 KC_LINT_KFILES = $(wildcard kmod/*.c kmod/*.h algo/*.c algo/*.h uapi/linux/*.h)
 KC_LINT_USFILES = $(wildcard algo/*.c lib/*.c tools/bench/bench_plan.c tools/bench/bench_select.c \
-	tools/collctl/*.c tools/coll-perf/*.c tools/sim/*.c tools/threads/*.c selftests/*/*.c)
+	tools/collctl/*.c tools/coll-perf/*.c tools/sim/*.c tools/threads/*.c tools/common/*.c \
+	tools/common/*.h selftests/*/*.c)
 KC_CP_IGNORE = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' \
 	$(TOP)/selftests/lint/checkpatch.ignore | paste -sd, -)
 
@@ -76,7 +77,7 @@ lint-uapi:
 lint-cppcheck:
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance --inline-suppr \
 		--std=c11 -D__x86_64__ -I$(TOP) -I$(TOP)/algo -I$(TOP)/lib -I$(TOP)/tools/sim -I$(TOP)/tools/threads \
-		-I$(KSFT_DIR) --suppressions-list=$(TOP)/selftests/lint/cppcheck.supp \
+		-I$(TOP)/tools/common -I$(KSFT_DIR) --suppressions-list=$(TOP)/selftests/lint/cppcheck.supp \
 		$(KC_LINT_USFILES) && \
 	echo "  cppcheck: 0 findings in $(words $(KC_LINT_USFILES)) files"
 

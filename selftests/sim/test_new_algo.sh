@@ -48,19 +48,19 @@ nice make -s -C "$tmp" -j2 "$sim" "$ta" >"$tmp/build.log" 2>&1 ||
 ok "the tree with alg_ring2.c builds"
 
 # the parser takes its HCCL token and lists it among the algorithms
-out=$("$sim" -r 5 --op allreduce --algo 'level0:NA;level1:ring2' --bytes 1M 2>&1) &&
+out=$("$sim" -P 5 --op allreduce --algo 'level0:NA;level1:ring2' --bytes 1M 2>&1) &&
 	echo "$out" | grep -q 'ring2' && ok "HCCL_ALGO level1:ring2 parses and runs" ||
 	bad "HCCL_ALGO level1:ring2: $out"
-out=$("$sim" -r 5 --op allreduce --algo 'level0:bogus' --bytes 1M 2>&1) || true
+out=$("$sim" -P 5 --op allreduce --algo 'level0:bogus' --bytes 1M 2>&1) || true
 echo "$out" | grep -q 'tree, ring2, NA or null' && ok "the parser's error text lists ring2" ||
 	bad "parser error text: $out"
 
 # --all-algos runs it beside the others
-out=$("$sim" -r 6 --op allgather -b 64K -e 64K -A 2>&1)
+out=$("$sim" -P 6 --op allgather -b 64K -e 64K --all-algos 2>&1)
 echo "$out" | grep -qw 'ring2' && ok "--all-algos lists ring2" || bad "--all-algos: $out"
 
 # selection tries it first: where Ring ties for the least cost (2 ranks), it wins
-out=$("$sim" -r 2 --op allreduce --bytes 1M --explain 2>&1)
+out=$("$sim" -P 2 --op allreduce --bytes 1M --explain 2>&1)
 echo "$out" | grep -q 'level1: ring2 .*automatic' && ok "automatic selection picks ring2" ||
 	bad "selection: $(echo "$out" | head -5)"
 

@@ -26,9 +26,9 @@ $(BENCH_PLAN): $(BENCH_PLAN).o $(ALGO_LIB)
 bench-plan: $(BENCH_PLAN)
 	$(BENCH_PLAN)
 
-$(BENCH_SELECT).o: CFLAGS_US += -I$(TOP)/tools/sim $(JSONC_CFLAGS)
+$(BENCH_SELECT).o: CFLAGS_US += -I$(TOP)/tools/sim $(JSONC_CFLAGS) $(TOOLS_COMMON_CFLAGS)
 
-$(BENCH_SELECT): $(BENCH_SELECT).o $(SIM_OBJS) $(ALGO_LIB)
+$(BENCH_SELECT): $(BENCH_SELECT).o $(SIM_OBJS) $(TOOLS_COMMON_OBJS) $(ALGO_LIB)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 
 # Every operation the model prices (AlltoAllv is priced as AlltoAll);
@@ -76,14 +76,16 @@ deps-bench:
 	@$(call kc_apt_ensure,$(BENCH_PKGS))
 
 # mpicc comes with deps-bench, so it is looked up when the rule runs.
-$(MPI_COLL_BENCH): tools/bench/mpi_coll_bench.c | deps-bench
+# Sizes as every tool reads them: tools/common/size.c, compiled along.
+$(MPI_COLL_BENCH): tools/bench/mpi_coll_bench.c tools/common/size.c | deps-bench
 	@mkdir -p $(dir $@)
 	mpicc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow \
-		-Wstrict-prototypes -Wmissing-prototypes -o $@ $<
+		-Wstrict-prototypes -Wmissing-prototypes $(TOOLS_COMMON_CFLAGS) -o $@ $^
 
-$(BENCH_REDUCE): tools/bench/bench_reduce.c $(ALGO_LIB)
+$(BENCH_REDUCE): tools/bench/bench_reduce.c tools/common/size.c $(ALGO_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) -O2 -g -I$(TOP) -I$(TOP)/algo -o $@ $< $(ALGO_LIB) -lm
+	$(CC) $(CSTD) $(WARN) -O2 -g -I$(TOP) -I$(TOP)/algo $(TOOLS_COMMON_CFLAGS) -o $@ \
+		$(filter %.c,$^) $(ALGO_LIB) -lm
 
 # The mpi.kcoll contender preloads libcoll-mpi's Open MPI build.
 bench-tools: $(MPI_COLL_BENCH) $(BENCH_REDUCE) $(BUILD)/lib/libcoll-mpi-openmpi.so coll-tools

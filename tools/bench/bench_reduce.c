@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "kc_reduce.h"
+#include "size.h"
 
 static double now_s(void)
 {
@@ -54,15 +55,23 @@ static double rate(int is_reduce, void *dst, const void *src, size_t bytes, u32 
 int main(int argc, char **argv)
 {
 	static const u32 dtypes[] = { KCOLL_FP32, KCOLL_FP64, KCOLL_INT32, KCOLL_BF16 };
-	size_t bytes = argc > 1 ? strtoull(argv[1], NULL, 0) : 4 << 20, i, n;
+	uint64_t v = 4 << 20;
+	char err[160] = "";
+	size_t bytes, i, n;
 	unsigned int d;
 	float *a, *b;
 	int bad = 0;
 
-	if (bytes < 64 || bytes % 8) {
-		fprintf(stderr, "usage: bench_reduce [BYTES]  (a multiple of 8, >= 64)\n");
+	/* BYTES as every kcoll tool reads a size (tools/common/size.h) */
+	if (argc > 2 || (argc == 2 && parse_size(argv[1], &v, err, sizeof(err))) || v < 64 ||
+	    v % 8 || v > (1ull << 30)) {
+		if (err[0])
+			fprintf(stderr, "bench_reduce: %s\n", err);
+		fprintf(stderr, "usage: bench_reduce [BYTES]  (a multiple of 8 in 64..1G; "
+			"4096, 64K, 1.5M: powers of 1024; default 4M)\n");
 		return 2;
 	}
+	bytes = (size_t)v;
 	a = malloc(bytes);
 	b = malloc(bytes);
 	if (!a || !b) {

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "sim.h"
+#include "size.h"
 #include "kc_cost.h"
 
 struct topo_spec {
@@ -118,8 +119,9 @@ static void usage(FILE *f)
 		"  -o, --op OP            allreduce (default), reducescatter, allgather,\n"
 		"                         broadcast, reduce, scatter, gather, alltoall,\n"
 		"                         barrier (one row per topology: no size)\n"
-		"  -f, --factor F         size step (default 8)\n"
-		"  -e, --max-bytes N      largest size (default 1073741824)\n"
+		"  -f, --factor F         size step, 2..1024 (default 8)\n"
+		"  -e, --max-bytes N      largest size, 8..1T (default 1G; 4096, 64K, 1.5M:\n"
+		"                         powers of 1024, as every kcoll tool reads sizes)\n"
 		"  -t, --topology STR     only the topologies whose name contains STR\n"
 		"  -h, --help             this text\n");
 }
@@ -128,7 +130,7 @@ int main(int argc, char **argv)
 {
 	u32 ids[KCOLL_ALGO_COUNT], nids = 0, op = KCOLL_OP_ALLREDUCE, ti, i, factor = 8;
 	u32 nworst = 0;
-	u64 maxb = 1ull << 30, nsim = 0, npruned = 0;
+	u64 maxb = 1ull << 30, nsim = 0, npruned = 0, v;
 	struct worst worst[8] = { { 0 } };
 	const char *only = NULL;
 	double overall = 0;
@@ -146,9 +148,12 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "o:f:e:t:h", longopts, NULL)) != -1) {
 		if (c == 'f') {
-			factor = (u32)strtoul(optarg, NULL, 0);
+			if (arg_ranged("bench_select", "factor", optarg, 2, 1024, &v))
+				return 2;
+			factor = (u32)v;
 		} else if (c == 'e') {
-			maxb = strtoull(optarg, NULL, 0);
+			if (arg_size("bench_select", "max-bytes", optarg, 8, 1ull << 40, &maxb))
+				return 2;
 		} else if (c == 't') {
 			only = optarg;
 		} else if (c == 'o') {
@@ -168,8 +173,6 @@ int main(int argc, char **argv)
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (factor < 2)
-		factor = 2;
 	barrier = op == KCOLL_OP_BARRIER;
 	/* the candidates: flat algorithms, then builders, each in enum order */
 	for (i = 0; i < 2 * KCOLL_ALGO_COUNT; i++) {

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "size.h"
+
 enum op { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCAST, OP_COUNT };
 
 static const char *const op_names[OP_COUNT] = {
@@ -45,7 +47,8 @@ static const char usage[] =
 "\n"
 "  -t, --op NAME        allreduce, allgather, reducescatter, broadcast or all\n"
 "                       (default all); may be repeated\n"
-"  -b, --minbytes SIZE  smallest size (default 8); K, M, G suffixes\n"
+"  -b, --minbytes SIZE  smallest size, 1..1T (default 8): 4096, 64K, 1.5M\n"
+"                       (powers of 1024, as every kcoll tool reads sizes)\n"
 "  -e, --maxbytes SIZE  largest size (default 64M), measured even when the\n"
 "                       steps pass over it (8 B by 4: ..., 32M, 64M)\n"
 "  -f, --stepfactor F   multiply the size by F each step (default 4)\n"
@@ -60,20 +63,24 @@ static const char usage[] =
 "Exit status: 0 if every element was right, 1 on a wrong element, 2 on a\n"
 "usage error.\n";
 
-static int parse_size(const char *s, size_t *out)
+/* --NAME SIZE (1..1T) and --NAME N (lo..hi): 0, or -1 with the reason said */
+static int opt_size(const char *name, const char *s, size_t *out)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t v;
 
-	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
-	default: break;
-	}
-	if (end == s || *end || !v)
+	if (arg_size("mpi_coll_bench", name, s, 1, 1ull << 40, &v))
 		return -1;
-	*out = v;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int opt_int(const char *name, const char *s, int lo, int hi, int *out)
+{
+	uint64_t v;
+
+	if (arg_ranged("mpi_coll_bench", name, s, (uint64_t)lo, (uint64_t)hi, &v))
+		return -1;
+	*out = (int)v;
 	return 0;
 }
 
@@ -206,7 +213,7 @@ static int parse_args(struct cfg *c, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int o, i, any = 0;
+	int o, i, any = 0, f;
 
 	while ((o = getopt_long(argc, argv, "t:b:e:f:n:w:B:h", lo, NULL)) != -1) {
 		switch (o) {
@@ -219,12 +226,16 @@ static int parse_args(struct cfg *c, int argc, char **argv)
 				return -1;
 			}
 			break;
-		case 'b': if (parse_size(optarg, &c->minbytes)) goto bad; break;
-		case 'e': if (parse_size(optarg, &c->maxbytes)) goto bad; break;
-		case 'B': if (parse_size(optarg, &c->budget)) goto bad; break;
-		case 'f': c->factor = (unsigned int)atoi(optarg); if (c->factor < 2) goto bad; break;
-		case 'n': c->iters = atoi(optarg); if (c->iters < 1) goto bad; break;
-		case 'w': c->warmup = atoi(optarg); if (c->warmup < 0) goto bad; break;
+		case 'b': if (opt_size("minbytes", optarg, &c->minbytes)) goto bad; break;
+		case 'e': if (opt_size("maxbytes", optarg, &c->maxbytes)) goto bad; break;
+		case 'B': if (opt_size("budget", optarg, &c->budget)) goto bad; break;
+		case 'f':
+			if (opt_int("stepfactor", optarg, 2, 1024, &f))
+				goto bad;
+			c->factor = (unsigned int)f;
+			break;
+		case 'n': if (opt_int("iters", optarg, 1, INT32_MAX, &c->iters)) goto bad; break;
+		case 'w': if (opt_int("warmup", optarg, 0, INT32_MAX, &c->warmup)) goto bad; break;
 		case 'h': fputs(usage, stdout); return 1;
 		default: goto bad;
 		}

@@ -21,7 +21,7 @@ bin=$1 bsel=$2 out=$3 select=${4:-}
 mkdir -p "$out" || exit 1
 sim=$bin/coll-sim ctl=$bin/collctl
 ops="allreduce reducescatter allgather broadcast reduce scatter gather alltoall barrier"
-topos=("-r 8" "-r 5" "-r 16 -k 4" "-r 12 -k 3" "-s 2,3 -k 2" "-s 4,4 -k 2 --conv 4" "-r 64 -k 8")
+topos=("-P 8" "-P 5" "-P 16 -k 4" "-P 12 -k 3" "-s 2,3 -k 2" "-s 4,4 -k 2 --conv 4" "-P 64 -k 8")
 algos=("" "level0:NA;level1:ring" "level0:NA;level1:H-D_R" "level0:NA;level1:NHR"
 	"level0:NA;level1:NB" "level0:NA;level1:pairwise" "level0:NA;level1:AHC"
 	"level0:NA;level1:tree" "level0:ring;level1:ring" "level0:fullmesh;level1:pipeline"
@@ -39,7 +39,7 @@ i=0
 for t in "${topos[@]}"; do
 	read -r -a ta <<<"$t"
 	for op in $ops; do
-		run "A.$i.$op" "$sim" "${ta[@]}" --op "$op" -b 8 -e 64M -f 16 -A
+		run "A.$i.$op" "$sim" "${ta[@]}" --op "$op" -b 8 -e 64M -f 16 --all-algos
 		for a in "${algos[@]}"; do
 			n=$(echo "$a" | tr -c 'A-Za-z0-9_\n' '_')
 			al=()
@@ -59,7 +59,7 @@ for op in $ops; do
 	done
 done
 for a in "level0:bogus" "level1:H-D_R;level1:ring" "allreduce=level1:AHC/x=y" ""; do
-	run "E.$(echo "$a" | md5sum | cut -c1-8)" "$sim" -r 8 --op allreduce --algo "$a" --bytes 1M
+	run "E.$(echo "$a" | md5sum | cut -c1-8)" "$sim" -P 8 --op allreduce --algo "$a" --bytes 1M
 done
 [ "$select" = --no-select ] && exit 0
 for op in $ops; do

@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "coll.h"
+#include "size.h"
+#include "version.h"
 
 struct perf {
 	coll_comm_t *comm;
@@ -102,7 +104,12 @@ static void usage(FILE *f, const char *prog)
 "      --ranktable FILE     rank table (default $KCOLL_RANKTABLE)\n"
 "  -J, --json FILE          also write the rows as JSON to FILE (rank 0)\n"
 "  -F, --output_file FILE   also write the rows as CSV to FILE (rank 0)\n"
+"  -V, --version            versions of coll-perf, libcoll and the loaded module\n"
 "  -h, --help               this text\n"
+"\n"
+"Sizes: 4096, 64K, 1.5M, 2GiB (K M G T are powers of 1024; a fraction must\n"
+"give whole bytes), at most 1T.  A value out of range is named with the\n"
+"range: coll-perf: --root 9 out of range 0..7.\n"
 "\n"
 "Columns: size (B) and count (elements) as nccl-tests count them, type,\n"
 "redop, root (-1 when not rooted), then for out of place and in place:\n"
@@ -118,25 +125,20 @@ static void usage(FILE *f, const char *prog)
 "2 on a usage error.\n", prog, prog);
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	double v;
+/* The largest size coll-perf takes: two buffers of it are mapped. */
+#define PERF_MAX_BYTES (1ull << 40)
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+/* A size (tools/common/size.c), up to PERF_MAX_BYTES; @err says why not. */
+static int perf_size(const char *s, size_t *out, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (parse_size(s, &v, err, errlen))
 		return -EINVAL;
-	switch (*end) {
-	case 'G': case 'g': v *= 1024.0 * 1024 * 1024; end++; break;
-	case 'M': case 'm': v *= 1024.0 * 1024; end++; break;
-	case 'K': case 'k': v *= 1024.0; end++; break;
-	default: break;
+	if (v > PERF_MAX_BYTES) {
+		snprintf(err, errlen, "%s out of range 0..1T", s);
+		return -ERANGE;
 	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v > (double)(SIZE_MAX / 4))
-		return -EINVAL;
 	*out = (size_t)v;
 	return 0;
 }
@@ -160,17 +162,26 @@ static const char *launcher_rank(void)
 	return NULL;
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
+/* A whole number in lo..hi; @err (when not NULL) names the value and the range. */
+static int parse_int(const char *s, long lo, long hi, long *out, char *err, size_t errlen)
 {
-	char *end;
-	long v;
+	char tmp[160] = "";	/* written, never read: "" for cppcheck */
+	uint64_t v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
+	if (parse_ranged(s, (uint64_t)lo, (uint64_t)hi, &v, err ? err : tmp,
+			 err ? errlen : sizeof(tmp)))
 		return -EINVAL;
-	*out = v;
+	*out = (long)v;
 	return 0;
+}
+
+/* The long name of short option @opt, for messages: --root for 'r'. */
+static const char *long_name(const struct option *lo, int opt)
+{
+	for (; lo->name; lo++)
+		if (lo->val == opt)
+			return lo->name;
+	return "?";
 }
 
 static double now_us(void)
@@ -714,6 +725,7 @@ int main(int argc, char **argv)
 		{ "rank", required_argument, NULL, O_RANK },
 		{ "ranktable", required_argument, NULL, O_TABLE },
 		{ "json", required_argument, NULL, 'J' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -732,19 +744,20 @@ int main(int argc, char **argv)
 	coll_mr_t *mrs = NULL, *mrr = NULL;
 	int opt, ret, d, o, r;
 	long v;
-	char *end;
+	char *end, aerr[160];
 
 	if (strstr(prog, "_perf"))
 		coll_op_parse(prog, &p.op);
-	while ((opt = getopt_long(argc, argv, "t:g:b:e:f:i:n:w:m:z:p:G:y:c:o:d:r:a:A:R:T:J:F:h",
+	while ((opt = getopt_long(argc, argv, "t:g:b:e:f:i:n:w:m:z:p:G:y:c:o:d:r:a:A:R:T:J:F:Vh",
 				  lo, NULL)) != -1) {
 		want = NULL;
+		aerr[0] = '\0';
 		switch (opt) {
 		case 't':
 			/* nccl-tests' thread count; a name is the op, as before. */
-			if (!parse_int(optarg, 1, 1, &v))
+			if (!parse_int(optarg, 1, 1, &v, NULL, 0))
 				break;
-			if (!parse_int(optarg, 0, INT_MAX, &v)) {
+			if (!parse_int(optarg, 0, INT_MAX, &v, NULL, 0)) {
 				fprintf(stderr, "%s: -t %s: kcoll runs one rank per process and "
 					"one thread per rank: -t 1 (start more processes for more "
 					"ranks)\n", prog, optarg);
@@ -761,18 +774,42 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'b': if (parse_size(optarg, &p.minb)) goto bad; break;
-		case 'e': if (parse_size(optarg, &p.maxb)) goto bad; break;
-		case 'i': if (parse_size(optarg, &p.stepb) || !p.stepb) goto bad; break;
+		case 'b': if (perf_size(optarg, &p.minb, aerr, sizeof(aerr))) goto bad; break;
+		case 'e': if (perf_size(optarg, &p.maxb, aerr, sizeof(aerr))) goto bad; break;
+		case 'i':
+			if (perf_size(optarg, &p.stepb, aerr, sizeof(aerr)))
+				goto bad;
+			if (!p.stepb) {
+				snprintf(aerr, sizeof(aerr), "%s out of range 1..1T", optarg);
+				goto bad;
+			}
+			break;
 		case 'f':
+			want = "a factor >= 1";
 			p.factor = strtod(optarg, &end);
-			if (*end || !(p.factor >= 1))
+			if (end == optarg || *end || !(p.factor >= 1) || isinf(p.factor))
 				goto bad;
 			break;
-		case 'n': if (parse_int(optarg, 0, INT_MAX, &v)) goto bad; p.iters = (int)v; break;
-		case 'w': if (parse_int(optarg, 0, INT_MAX, &v)) goto bad; p.warmup = (int)v; break;
-		case 'c': if (parse_int(optarg, 0, INT_MAX, &v)) goto bad; p.check = (int)v; break;
-		case 'a': if (parse_int(optarg, 0, 3, &v)) goto bad; p.avg_mode = (int)v; break;
+		case 'n':
+			if (parse_int(optarg, 0, INT_MAX, &v, aerr, sizeof(aerr)))
+				goto bad;
+			p.iters = (int)v;
+			break;
+		case 'w':
+			if (parse_int(optarg, 0, INT_MAX, &v, aerr, sizeof(aerr)))
+				goto bad;
+			p.warmup = (int)v;
+			break;
+		case 'c':
+			if (parse_int(optarg, 0, INT_MAX, &v, aerr, sizeof(aerr)))
+				goto bad;
+			p.check = (int)v;
+			break;
+		case 'a':
+			if (parse_int(optarg, 0, 3, &v, aerr, sizeof(aerr)))
+				goto bad;
+			p.avg_mode = (int)v;
+			break;
 		case 'o':
 			if (!strcmp(optarg, "all"))
 				p.all_redops = true;
@@ -788,46 +825,43 @@ int main(int argc, char **argv)
 		case 'r':
 			if (!strcmp(optarg, "all"))
 				p.all_roots = true;
-			else if (parse_int(optarg, 0, INT32_MAX, &v))
+			else if (parse_int(optarg, 0, INT32_MAX, &v, aerr, sizeof(aerr)))
 				goto bad;
 			else
 				p.root = (uint32_t)v;
 			break;
 		case 'g':
-			if (parse_int(optarg, 1, 1, &v)) {
+			if (parse_int(optarg, 1, 1, &v, NULL, 0)) {
 				fprintf(stderr, "%s: -g %s: kcoll moves host memory, one buffer "
 					"pair per process: -g 1\n", prog, optarg);
 				return 2;
 			}
 			break;
 		case 'm':
-			want = "an operation count, 1..1048576";
-			if (parse_int(optarg, 1, 1 << 20, &v))
+			if (parse_int(optarg, 1, 1 << 20, &v, aerr, sizeof(aerr)))
 				goto bad;
 			p.agg = (int)v;
 			break;
 		case 'z':
-			want = "0 or 1";
-			if (parse_int(optarg, 0, 1, &v))
+			if (parse_int(optarg, 0, 1, &v, aerr, sizeof(aerr)))
 				goto bad;
 			p.blocking = v;
 			break;
 		case 'R':
-			want = "0, 1 or 2 (2 as 1)";
-			if (parse_int(optarg, 0, 2, &v))
+			/* 2 as 1 */
+			if (parse_int(optarg, 0, 2, &v, aerr, sizeof(aerr)))
 				goto bad;
 			do_register = v;
 			break;
 		case 'T':
-			want = "seconds, 1..3600";
-			if (parse_int(optarg, 1, 3600, &v))
+			if (parse_int(optarg, 1, 3600, &v, aerr, sizeof(aerr)))
 				goto bad;
 			opts.timeout_ms = (uint32_t)v * 1000;
 			break;
 		case 'p':
 		case 'G':
 		case 'y':
-			if (parse_int(optarg, 0, 0, &v)) {
+			if (parse_int(optarg, 0, 0, &v, NULL, 0)) {
 				fprintf(stderr, "%s: -%c %s: %s\n", prog, opt, optarg,
 					opt == 'p' ? "one thread per process: nothing to "
 					"initialise in parallel (-p 0)" : opt == 'G' ?
@@ -841,11 +875,18 @@ int main(int argc, char **argv)
 		case O_TABLE: table = optarg; break;
 		case 'J': json_path = optarg; break;
 		case 'F': csv_path = optarg; break;
+		case 'V': tool_print_version(stdout, prog, NULL); return 0;
 		case 'h': usage(stdout, prog); return 0;
 		default: usage(stderr, prog); return 2;
 		}
 		continue;
 bad:
+		if (aerr[0]) {
+			/* "coll-perf: --root 9 out of range 0..7": the value and its range */
+			fprintf(stderr, "%s: --%s %s\nTry '%s --help'.\n", prog,
+				long_name(lo, opt), aerr, prog);
+			return 2;
+		}
 		fprintf(stderr, "%s: invalid value '%s' for -%c%s%s%s%s\nTry '%s --help'.\n", prog,
 			optarg, opt, *coll_last_error() ? ": " : "", coll_last_error(),
 			want ? ": expected " : "", want ? want : "", prog);
@@ -866,8 +907,8 @@ bad:
 			"or srun, KCOLL_RANKTABLE and the launcher's rank)\n", prog);
 		return 2;
 	}
-	if (parse_int(rankstr, 0, INT32_MAX, &v)) {
-		fprintf(stderr, "%s: invalid rank '%s'\n", prog, rankstr);
+	if (parse_int(rankstr, 0, INT32_MAX, &v, aerr, sizeof(aerr))) {
+		fprintf(stderr, "%s: --rank %s\n", prog, aerr);
 		return 2;
 	}
 	p.rank = (uint32_t)v;
@@ -885,7 +926,7 @@ bad:
 	    info.max_inflight < p.inflight)
 		p.inflight = info.max_inflight;
 	if (p.root >= p.nranks) {
-		fprintf(stderr, "%s: root %u out of range for %u ranks\n", prog, p.root, p.nranks);
+		fprintf(stderr, "%s: --root %u out of range 0..%u\n", prog, p.root, p.nranks - 1);
 		coll_comm_destroy(p.comm);
 		return 2;
 	}

@@ -36,9 +36,12 @@
 #include "calibrate.h"
 #include "coll.h"
 #include "collctl_explain.h"
+#include "collctl_fmt.h"
 #include "collctl_fit.h"
+#include "collctl_persist.h"
 #include "collctl_sysfs.h"
 #include "kc_cfg.h"
+#include "size.h"
 
 #define NOPS		2
 #define NALGOS		2
@@ -62,6 +65,7 @@ struct calib {
 	size_t nsizes;
 	int iters;
 	bool write;
+	bool persist;			/* --persist: what --write sets, also in modprobe.d */
 	bool measure_failed;		/* this rank's groups did not finish */
 	u32 timeout_ms;
 	u32 *members[KCOLL_LEVEL_COUNT];	/* world ranks of each level's group */
@@ -99,7 +103,10 @@ static int parse_sizes(struct calib *c, const char *arg)
 		return -ENOMEM;
 	c->nsizes = 0;
 	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (c->nsizes == MAX_SIZES || cc_parse_bytes(tok, &v) || !v || v > (1ull << 30)) {
+		char err[160];
+
+		if (c->nsizes == MAX_SIZES || cc_parse_bytes(tok, &v, err, sizeof(err)) || !v ||
+		    v > (1ull << 30)) {
 			ret = -EINVAL;
 			break;
 		}
@@ -117,30 +124,37 @@ static int parse_sizes(struct calib *c, const char *arg)
 	return ret;
 }
 
+/* the tools' one number parser (size.h), so the words are coll-perf's */
 static int parse_uint(const struct calib *c, const char *name, const char *s, unsigned long min,
 		      unsigned long max, unsigned long *out)
 {
-	char *end;
+	uint64_t v;
+	char err[160];
 
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || *out < min || *out > max) {
-		fprintf(stderr, "%s: calibrate: --%s '%s': expected a number from %lu to %lu\n",
-			c->env->prog, name, s, min, max);
+	if (parse_ranged(s, min, max, &v, err, sizeof(err))) {
+		fprintf(stderr, "%s: calibrate: --%s %s\n", c->env->prog, name, err);
 		return -EINVAL;
 	}
+	*out = (unsigned long)v;
 	return 0;
 }
 
 static int parse_args(struct calib *c, int argc, char **argv)
 {
+	/*
+	 * -n and -T as coll-perf's iterations and timeout; coll-perf's -R, -t
+	 * and -w mean other things and coll-sim's -s is servers per pod, so
+	 * those are long only (collctl.8, COMPATIBILITY).
+	 */
+	enum { O_TABLE = 256, O_RANK, O_SIZES, O_WRITE, O_PERSIST };
 	static const struct option lo[] = {
-		{ "ranktable", required_argument, NULL, 'T' },
-		{ "rank", required_argument, NULL, 'R' },
-		{ "sizes", required_argument, NULL, 's' },
+		{ "ranktable", required_argument, NULL, O_TABLE },
+		{ "rank", required_argument, NULL, O_RANK },
+		{ "sizes", required_argument, NULL, O_SIZES },
 		{ "iters", required_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "write", no_argument, NULL, 'w' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "write", no_argument, NULL, O_WRITE },
+		{ "persist", no_argument, NULL, O_PERSIST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *rank = getenv("KCOLL_RANK");
@@ -155,24 +169,32 @@ static int parse_args(struct calib *c, int argc, char **argv)
 	optind = 0;	/* rescan: argv[0] is the command */
 	argc++;
 	argv--;
-	while ((opt = getopt_long(argc, argv, "T:R:s:n:t:w", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:T:", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'T': c->table = optarg; break;
-		case 'R': rank = optarg; break;
-		case 's': if (parse_sizes(c, optarg)) return -EINVAL; break;
+		case O_TABLE: c->table = optarg; break;
+		case O_RANK: rank = optarg; break;
+		case O_SIZES: if (parse_sizes(c, optarg)) return -EINVAL; break;
 		case 'n':
 			if (parse_uint(c, "iters", optarg, 1, MAX_ITERS, &v))
 				return -EINVAL;
 			c->iters = (int)v;
 			break;
-		case 't':
+		case 'T':
 			if (parse_uint(c, "timeout", optarg, 1, 86400, &v))
 				return -EINVAL;
 			c->timeout_ms = (u32)v * 1000;
 			break;
-		case 'w': c->write = true; break;
-		default: return -EINVAL;
+		case O_WRITE: c->write = true; break;
+		case O_PERSIST: c->persist = true; break;
+		default:
+			fprintf(stderr, "Try '%s calibrate --help'.\n", c->env->prog);
+			return -EINVAL;
 		}
+	}
+	if (c->persist && !c->write) {
+		fprintf(stderr, "%s: calibrate: --persist records what --write sets: give both\n",
+			c->env->prog);
+		return -EINVAL;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: calibrate: unexpected '%s'\n", c->env->prog, argv[optind]);
@@ -389,12 +411,14 @@ static bool field_kept(const struct calib *c, u32 l, int i)
 
 /*
  * Write every fitted value to this node's sysfs; on a failure put back
- * what was written so far, so the node keeps a model it had.
+ * what was written so far, so the node keeps a model it had.  With
+ * --persist, once all are written, record them in modprobe.d too.
  */
 static int write_model(const struct calib *c)
 {
 	char old[KCOLL_LEVEL_COUNT][NFIELDS][32], val[NFIELDS][32], name[64];
-	int done = 0, ret = 0, i, k;
+	char set[KCOLL_LEVEL_COUNT * NFIELDS][2][64];	/* name, value written */
+	int done = 0, nset = 0, ret = 0, i, k;
 	u32 l;
 
 	for (l = 0; l < KCOLL_LEVEL_COUNT && !ret; l++) {
@@ -412,12 +436,20 @@ static int write_model(const struct calib *c)
 				fprintf(stderr, "%s: calibrate: rank %u: cannot write %s/%s = %s: %s%s\n",
 					c->env->prog, c->rank, c->env->sysfs, name, val[i],
 					strerror(-ret), ret == -EACCES ? " (run as root)" : "");
-			else
+			else {
 				done = (int)(l * NFIELDS) + i + 1;
+				snprintf(set[nset][0], sizeof(set[nset][0]), "%s", name);
+				snprintf(set[nset][1], sizeof(set[nset][1]), "%s", val[i]);
+				nset++;
+			}
 		}
 	}
-	if (!ret)
-		return 0;
+	if (!ret) {
+		/* Written stays written if the file cannot be: its message says so. */
+		for (k = 0; c->persist && !ret && k < nset; k++)
+			ret = cc_persist_put(c->env->prog, set[k][0], set[k][1]);
+		return ret;
+	}
 	for (k = 0; k < done; k++) {
 		l = (u32)k / NFIELDS;
 		i = k % NFIELDS;
@@ -548,8 +580,7 @@ static void print_json(const struct calib *c, bool written)
 	json_object_object_add(o, "levels", lv);
 	json_object_object_add(o, "samples", sa);
 	json_object_object_add(o, "written", json_object_new_boolean(written));
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						      JSON_C_TO_STRING_NOSLASHESCAPE));
+	printf("%s\n", json_object_to_json_string_ext(o, cc_json_flags));
 	json_object_put(o);
 }
 

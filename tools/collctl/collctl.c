@@ -15,10 +15,14 @@
  *   collctl [-j] why [COMM]              why an operation is stuck: what it
  *                                        waits for, the rank to blame
  *                                        (collctl_why.c)
- *   collctl [-j] monitor [-c N] [-t S]   the module's events as they happen
+ *   collctl [-j] monitor [--count N] [-T S]
+ *                                        the module's events as they happen
  *   collctl [-j] config                  every sysfs tunable
  *   collctl [-j] config NAME [VALUE]     one tunable; with VALUE, write it
  *                                        (algo strings are checked first)
+ *   collctl [-j] config --persist NAME VALUE, --unpersist NAME,
+ *                --show-persistent       the same in modprobe.d, for every
+ *                                        load (collctl_persist.c)
  *   collctl [-j] check-ranktable FILE    validate a rank table, list its ranks
  *   collctl [-j] check-algo STRING       parse an HCCL_ALGO string, show the
  *                                        algorithm per operation and level
@@ -56,9 +60,12 @@
 #include "collctl_history.h"
 #include "collctl_why.h"
 #include "collctl_nl.h"
+#include "collctl_persist.h"
 #include "collctl_sysfs.h"
 #include "kc_cfg.h"
 #include "kc_topo.h"
+#include "size.h"
+#include "version.h"
 
 static const char *const tunables[] = {
 	"algo", "chunk_bytes", "slots", "timeout_ms", "connect_timeout_ms", "listen_port",
@@ -98,8 +105,8 @@ static void usage(FILE *f, const char *prog)
 "                           counters, each peer's connection, server and pod, the\n"
 "                           last 8 operations (algorithm run per level, bytes,\n"
 "                           time, status), its link model and algorithms\n"
-"  explain --op OP --bytes N [--ranks P] [--per-server K] [--servers-per-pod S]\n"
-"          [--algo STRING] [--rank R] [COMM]\n"
+"  explain -t, --op OP --bytes N [-P, --ranks P] [-k, --per-server K]\n"
+"          [-s, --servers-per-pod S] [-A, --algo STRING] [--rank R] [COMM]\n"
 "                           what the module runs for OP (allreduce, allgather,\n"
 "                           ...) of N bytes (the nccl-tests size; K, M, G\n"
 "                           suffixes, float elements): the algorithm per level,\n"
@@ -126,7 +133,7 @@ static void usage(FILE *f, const char *prog)
 "                           round) and the rank to blame: one that has not\n"
 "                           submitted it, whose process is stopped, whose node\n"
 "                           does not answer, or that waits in turn\n"
-"  monitor [-c COUNT] [-t SECONDS]\n"
+"  monitor [--count COUNT] [-T, --timeout SECONDS]\n"
 "                           print the module's events as they happen\n"
 "                           (communicator created or destroyed, the first failed\n"
 "                           operation of a communicator, a peer lost) until\n"
@@ -146,12 +153,19 @@ static void usage(FILE *f, const char *prog)
 "                           and a bad one is reported with its position; ''\n"
 "                           (empty) makes algo automatic again; the module\n"
 "                           refuses a bad number and keeps the old value\n"
+"  config --persist NAME VALUE\n"
+"                           set it as above and, once set, record it as\n"
+"                           'options kcoll NAME=VALUE' in\n"
+"                           /etc/modprobe.d/kcoll.conf (or $KCOLL_MODPROBE_CONF),\n"
+"                           which modprobe applies at every load, boot included\n"
+"  config --unpersist NAME  remove NAME from that file (the value stays set)\n"
+"  config --show-persistent the file and the NAME=VALUE pairs recorded there\n"
 "  check-ranktable FILE     validate a rank table (HCCL v1.0/v1.2) and list\n"
 "                           its ranks, servers and super pods\n"
 "  check-algo STRING        parse an HCCL_ALGO string and show the algorithm\n"
 "                           each operation gets per level\n"
-"  calibrate [--ranktable FILE] [--rank R] [--sizes LIST] [--iters N]\n"
-"            [--timeout SECONDS] [--write]\n"
+"  calibrate [--ranktable FILE] [--rank R] [--sizes LIST] [-n, --iters N]\n"
+"            [-T, --timeout SECONDS] [--write [--persist]]\n"
 "                           run on every rank of a rank table at once (like\n"
 "                           coll-perf; FILE and R default to $KCOLL_RANKTABLE\n"
 "                           and $KCOLL_RANK): for each level the table has, a\n"
@@ -174,7 +188,8 @@ static void usage(FILE *f, const char *prog)
 "                           times, and each time measured and modelled before\n"
 "                           and after.  --write sets it in sysfs on every node\n"
 "                           (root; every rank computes the same values);\n"
-"                           without, the collctl config commands are printed.\n"
+"                           without, the collctl config commands are printed;\n"
+"                           --persist records them as config --persist does.\n"
 "                           SECONDS (default 600) bounds each communicator's\n"
 "                           set-up: ranks outside a group wait that long\n"
 "  doctor [--rdma-device NAME] [--root DIR]\n"
@@ -193,20 +208,28 @@ static void usage(FILE *f, const char *prog)
 "                           Exit status 1 when a check fails\n"
 "\n"
 "Options:\n"
-"  -j, --json               JSON output\n"
+"  -j, --json               JSON output, one line per document (monitor: per\n"
+"                           event); numbers are JSON numbers\n"
+"  -p, --pretty             with -j, indent the JSON (as rdma -j -p); alone, no\n"
+"                           effect\n"
 "  -D, --device PATH        the kcoll device (default /dev/kcoll)\n"
 "  -S, --sysfs DIR          the tunables' directory (default\n"
 "                           /sys/class/misc/kcoll)\n"
-"  -h, --help               this text\n"
+"  -V, --version            versions of collctl, libcoll and the loaded module\n"
+"  -h, --help               this text; COMMAND --help (or -h): that command's\n"
+"                           usage alone\n"
 "\n"
 "Exit status: 0 on success, 1 on an error (the message says which), 2 on a\n"
-"usage error; monitor -t: 1 when SECONDS passed before COUNT events.\n", prog);
+"usage error; monitor -T: 1 when SECONDS passed before COUNT events.\n"
+"\n"
+"Short options mean what coll-perf's (nccl-tests) mean, or collctl has none:\n"
+"since kcoll 0.1 monitor -c, -t; calibrate -T FILE, -R, -s, -t, -w; doctor -d,\n"
+"-r; explain -o, -b, -p, -r are gone or changed (collctl(8), COMPATIBILITY).\n", prog);
 }
 
 static int out_json(json_object *o)
 {
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						      JSON_C_TO_STRING_NOSLASHESCAPE));
+	printf("%s\n", json_object_to_json_string_ext(o, cc_json_flags));
 	json_object_put(o);
 	return 0;
 }
@@ -435,10 +458,10 @@ static int cmd_show(const struct ctl *c, int argc, char **argv)
 static int check_algo_string(const struct ctl *c, const char *s)
 {
 	struct kc_algo_conf conf;
-	char err[256];
+	char err[KC_CFG_ERR_LEN];
 
 	if (kc_cfg_parse(s, &conf, err, sizeof(err))) {
-		fprintf(stderr, "%s: bad algo string '%s': %s\n", c->prog, s, err);
+		fprintf(stderr, "%s: config algo: %s\n", c->prog, err);
 		return 1;
 	}
 	return 0;
@@ -454,6 +477,14 @@ static bool is_tunable(const char *name)
 	return false;
 }
 
+static int cmd_config(const struct ctl *c, int argc, char **argv);
+
+/* config --persist NAME VALUE sets it exactly as config NAME VALUE does. */
+static int config_set(const void *ctx, int argc, char **argv)
+{
+	return cmd_config(ctx, argc, argv);
+}
+
 static int cmd_config(const struct ctl *c, int argc, char **argv)
 {
 	char val[KCOLL_ALGO_STR_MAX + 2], path[512];
@@ -461,6 +492,10 @@ static int cmd_config(const struct ctl *c, int argc, char **argv)
 	unsigned i;
 	int fd, ret;
 
+	/* --persist, --unpersist, --show-persistent: collctl_persist.c */
+	ret = cc_persist_cmd(c->prog, c->json, argc, argv, config_set, c);
+	if (ret != CC_PERSIST_NOT_MINE)
+		return ret;
 	if (argc == 0) {
 		o = c->json ? json_object_new_object() : NULL;
 		for (i = 0; i < NTUN; i++) {
@@ -583,7 +618,7 @@ static int cmd_check_algo(const struct ctl *c, int argc, char **argv)
 {
 	struct kc_algo_conf conf;
 	struct kc_algo_cfg cfg;
-	char err[256], note[256];
+	char err[KC_CFG_ERR_LEN], note[256];
 	json_object *o = NULL, *e;
 	u32 op, l;
 
@@ -592,7 +627,7 @@ static int cmd_check_algo(const struct ctl *c, int argc, char **argv)
 		return 2;
 	}
 	if (kc_cfg_parse(argv[0], &conf, err, sizeof(err))) {
-		fprintf(stderr, "%s: bad algo string '%s': %s\n", c->prog, argv[0], err);
+		fprintf(stderr, "%s: check-algo: %s\n", c->prog, err);
 		return 1;
 	}
 	if (c->json)
@@ -677,16 +712,15 @@ struct explain_opts {
 	bool has_ranks, has_rank;
 };
 
-static int parse_u32_opt(const struct ctl *c, const char *name, const char *s, u32 min, u32 *out)
+/* --NAME of collctl CMD: a whole number in min..2^32 - 1 (the tools' words, size.h) */
+static int parse_u32_opt(const struct ctl *c, const char *cmd, const char *name, const char *s,
+			 u32 min, u32 *out)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
+	char err[160];
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < min || v > UINT32_MAX) {
-		fprintf(stderr, "%s: explain: --%s '%s': expected a number >= %u\n", c->prog,
-			name, s, min);
+	if (parse_ranged(s, min, UINT32_MAX, &v, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s: --%s %s\n", c->prog, cmd, name, err);
 		return -EINVAL;
 	}
 	*out = (u32)v;
@@ -695,14 +729,16 @@ static int parse_u32_opt(const struct ctl *c, const char *name, const char *s, u
 
 static int explain_args(const struct ctl *c, int argc, char **argv, struct explain_opts *o)
 {
+	/* short options as coll-sim's (collctl.8, COMPATIBILITY); --bytes, --rank long only */
+	enum { O_BYTES = 256, O_RANK };
 	static const struct option lo[] = {
-		{ "op", required_argument, NULL, 'o' },
-		{ "bytes", required_argument, NULL, 'b' },
-		{ "ranks", required_argument, NULL, 'p' },
+		{ "op", required_argument, NULL, 't' },
+		{ "bytes", required_argument, NULL, O_BYTES },
+		{ "ranks", required_argument, NULL, 'P' },
 		{ "per-server", required_argument, NULL, 'k' },
 		{ "servers-per-pod", required_argument, NULL, 's' },
 		{ "algo", required_argument, NULL, 'A' },
-		{ "rank", required_argument, NULL, 'r' },
+		{ "rank", required_argument, NULL, O_RANK },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, ret = 0;
@@ -712,19 +748,23 @@ static int explain_args(const struct ctl *c, int argc, char **argv, struct expla
 	optind = 0;	/* rescan: argv[0] is the command */
 	argc++;
 	argv--;
-	while (!ret && (opt = getopt_long(argc, argv, "o:b:p:k:s:A:r:", lo, NULL)) != -1) {
+	while (!ret && (opt = getopt_long(argc, argv, "t:P:k:s:A:", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'o': o->op = optarg; break;
-		case 'b': o->bytes = optarg; break;
-		case 'p': ret = parse_u32_opt(c, "ranks", optarg, 1, &o->ranks);
+		case 't': o->op = optarg; break;
+		case O_BYTES: o->bytes = optarg; break;
+		case 'P': ret = parse_u32_opt(c, "explain", "ranks", optarg, 1, &o->ranks);
 			o->has_ranks = true; break;
-		case 'k': ret = parse_u32_opt(c, "per-server", optarg, 1, &o->per_server); break;
-		case 's': ret = parse_u32_opt(c, "servers-per-pod", optarg, 1,
+		case 'k': ret = parse_u32_opt(c, "explain", "per-server", optarg, 1,
+					      &o->per_server); break;
+		case 's': ret = parse_u32_opt(c, "explain", "servers-per-pod", optarg, 1,
 					      &o->servers_per_pod); break;
 		case 'A': o->algo = optarg; break;
-		case 'r': ret = parse_u32_opt(c, "rank", optarg, 0, &o->rank);
+		case O_RANK: ret = parse_u32_opt(c, "explain", "rank", optarg, 0, &o->rank);
 			o->has_rank = true; break;
-		default: ret = -EINVAL; break;
+		default:
+			fprintf(stderr, "Try '%s explain --help'.\n", c->prog);
+			ret = -EINVAL;
+			break;
 		}
 	}
 	if (ret)
@@ -802,7 +842,7 @@ static int explain_from_opts(const struct ctl *c, const struct explain_opts *o, 
 			     const char **model_src)
 {
 	u32 servers, spp = o->servers_per_pod;
-	char val[KCOLL_ALGO_STR_MAX], err[256];
+	char val[KCOLL_ALGO_STR_MAX], err[KC_CFG_ERR_LEN];
 	struct kc_algo_conf conf;
 	const char *algo = o->algo;
 
@@ -832,7 +872,8 @@ static int explain_from_opts(const struct ctl *c, const struct explain_opts *o, 
 	if (!algo && !read_attr(c, "algo", val, sizeof(val)))
 		algo = val;
 	if (kc_cfg_parse(algo ? algo : "", &conf, err, sizeof(err))) {
-		fprintf(stderr, "%s: bad algo string '%s': %s\n", c->prog, algo, err);
+		fprintf(stderr, "%s: explain: %s %s\n", c->prog,
+			o->algo ? "--algo:" : "the module's algo attribute:", err);
 		kc_topo_free(t);
 		return 1;
 	}
@@ -863,9 +904,8 @@ static int cmd_explain(const struct ctl *c, int argc, char **argv)
 			c->prog, o.op);
 		return 2;
 	}
-	if (cc_parse_bytes(o.bytes, &bytes)) {
-		fprintf(stderr, "%s: explain: --bytes '%s': expected a size like 4096, 64K, "
-			"64M\n", c->prog, o.bytes);
+	if (cc_parse_bytes(o.bytes, &bytes, err, sizeof(err))) {
+		fprintf(stderr, "%s: explain: --bytes: %s\n", c->prog, err);
 		return 2;
 	}
 	rank = o.rank;
@@ -937,9 +977,11 @@ static int on_event(const struct cc_event *ev, void *arg)
 
 static int cmd_monitor(const struct ctl *c, int argc, char **argv)
 {
+	/* -T as coll-perf's timeout; coll-perf's -c is its check: --count long only */
+	enum { O_COUNT = 256 };
 	static const struct option lo[] = {
-		{ "count", required_argument, NULL, 'c' },
-		{ "timeout", required_argument, NULL, 't' },
+		{ "count", required_argument, NULL, O_COUNT },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct monitor_state st = { .c = c };
@@ -952,15 +994,15 @@ static int cmd_monitor(const struct ctl *c, int argc, char **argv)
 	optind = 0;
 	argc++;
 	argv--;
-	while (!ret && (opt = getopt_long(argc, argv, "c:t:", lo, NULL)) != -1) {
+	while (!ret && (opt = getopt_long(argc, argv, "T:", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'c': ret = parse_u32_opt(c, "count", optarg, 1, &count); break;
-		case 't': ret = parse_u32_opt(c, "timeout", optarg, 1, &secs); break;
+		case O_COUNT: ret = parse_u32_opt(c, "monitor", "count", optarg, 1, &count); break;
+		case 'T': ret = parse_u32_opt(c, "monitor", "timeout", optarg, 1, &secs); break;
 		default: ret = -EINVAL; break;
 		}
 	}
 	if (ret || optind < argc) {
-		fprintf(stderr, "%s: usage: monitor [-c COUNT] [-t SECONDS]\n", c->prog);
+		fprintf(stderr, "%s: usage: monitor [--count COUNT] [-T SECONDS]\n", c->prog);
 		return 2;
 	}
 	st.count = count;
@@ -996,24 +1038,80 @@ static int cmd_calibrate(const struct ctl *c, int argc, char **argv)
 	return cc_calibrate(&env, argc, argv);
 }
 
+/*
+ * collctl COMMAND --help: COMMAND's paragraphs of the overview (its
+ * synopsis, options and description; show and config have several) and
+ * the global options, cut from usage() so the two never differ.
+ */
+static int cmd_help(const char *prog, const char *cmd)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0, n = strlen(cmd);
+	bool in_cmds = false, mine = false, found = false;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return 1;
+	usage(m, prog);
+	fclose(m);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strcmp(line, "Commands:")) {
+			in_cmds = true;
+			continue;
+		}
+		if (!strcmp(line, "Options:")) {
+			if (!found)
+				break;
+			printf("\n%s\n", line);
+			in_cmds = false;
+			mine = true;
+			continue;
+		}
+		if (line[0] != ' ') {
+			mine = in_cmds = false;
+			continue;
+		}
+		/* a command's paragraph starts at column 2 with its name */
+		if (in_cmds && line[2] != ' ')
+			mine = !strncmp(line + 2, cmd, n) && (line[2 + n] == ' ' || !line[2 + n]);
+		if (mine && !found) {
+			printf("Usage: %s [OPTION]... %s [ARG]...\n\n", prog, cmd);
+			found = true;
+		}
+		if (mine)
+			printf("%s\n", line);
+	}
+	free(text);
+	if (!found) {
+		fprintf(stderr, "%s: unknown command '%s'\nTry '%s --help'.\n", prog, cmd, prog);
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "sysfs", required_argument, NULL, 'S' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ctl c = { .sysfs = "/sys/class/misc/kcoll", .device = NULL };
+	bool pretty = false;
 	const char *cmd;
 	int opt;
 
 	c.prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	/* Options stop at the command: its arguments may start with '-'. */
-	while ((opt = getopt_long(argc, argv, "+jD:S:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+jpD:S:Vh", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'j': c.json = true; break;
+		case 'p': pretty = true; break;
+		case 'V': tool_print_version(stdout, c.prog, c.device); return 0;
 		case 'D': c.device = optarg; break;
 		case 'S': c.sysfs = optarg; break;
 		case 'h': usage(stdout, c.prog); return 0;
@@ -1024,9 +1122,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: no command given\nTry '%s --help'.\n", c.prog, c.prog);
 		return 2;
 	}
+	if (pretty)
+		cc_json_flags = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE;
 	cmd = argv[optind++];
 	argc -= optind;
 	argv += optind;
+	if (argc && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")))
+		return cmd_help(c.prog, cmd);
 	if (!strcmp(cmd, "show"))
 		return cmd_show(&c, argc, argv);
 	if (!strcmp(cmd, "config"))

@@ -14,22 +14,26 @@ COLLCTL_PARTS := $(patsubst %.c,$(OBJDIR)/%.o,$(sort $(filter-out tools/collctl/
 # The words for a communicator's fault are libcoll's (lib/coll_fault.c):
 # collctl show and a job's own error message say the same.
 COLLCTL_PARTS += $(OBJDIR)/lib/coll_fault.o
+# Sizes are read by the tools' one parser (tools/common/size.c).
+COLLCTL_PARTS += $(TOOLS_COMMON_OBJS)
 # collctl doctor calls into libcoll (the tests run it as a program): not a part.
 COLLCTL_DOCTOR := $(OBJDIR)/tools/collctl/collctl_doctor.o
 COLLCTL := $(BUILD)/bin/collctl$(if $(filter 1,$(SAN)),-san)
 
 $(OBJDIR)/tools/collctl/collctl.o: CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
 $(OBJDIR)/tools/collctl/collctl.o $(COLLCTL_PARTS) $(COLLCTL_DOCTOR): \
-	CFLAGS_US += -I$(TOP)/tools/collctl -I$(TOP)/lib $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+	CFLAGS_US += -I$(TOP)/tools/collctl -I$(TOP)/lib $(JSONC_CFLAGS) $(LIBNL_CFLAGS) \
+	$(TOOLS_COMMON_CFLAGS)
 # collctl doctor asks libcoll (and its internal header: the address from a
 # given sysfs root, the secret's checks) what a job would use.
 $(COLLCTL_DOCTOR): CFLAGS_US += -I$(TOP)/lib
 # collctl calibrate runs collectives: libcoll's header too.
-$(OBJDIR)/tools/collctl/calibrate.o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools/collctl $(JSONC_CFLAGS)
+$(OBJDIR)/tools/collctl/calibrate.o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools/collctl $(JSONC_CFLAGS) \
+	$(TOOLS_COMMON_CFLAGS)
 
 # The tools link the static archive: they run from build/bin/ anywhere.
 $(COLLCTL): $(OBJDIR)/tools/collctl/collctl.o $(OBJDIR)/tools/collctl/calibrate.o $(COLLCTL_DOCTOR) \
-	$(COLLCTL_PARTS) $(COLL_A) \
+	$(COLLCTL_PARTS) $(TOOLS_VERSION_OBJ) $(COLL_A) \
 	$(ALGO_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)

@@ -40,6 +40,7 @@
 
 #include "coll_internal.h"
 #include "collctl_doctor.h"
+#include "collctl_fmt.h"
 #include "collctl_sysfs.h"
 
 /* Below this RLIMIT_MEMLOCK an ordinary AllReduce of 32 MiB (two buffers) fails. */
@@ -408,8 +409,7 @@ static int report(struct doctor *d)
 			json_object_object_add(o, "listen_port",
 					       json_object_new_int(atoi(d->listen_port)));
 		json_object_object_add(o, "problems", json_object_new_int(bad));
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n", json_object_to_json_string_ext(o, cc_json_flags));
 		json_object_put(o);
 	} else {
 		for (i = 0; i < d->n; i++) {
@@ -426,19 +426,21 @@ static int report(struct doctor *d)
 
 int cc_doctor(const struct cc_doctor_env *env, int argc, char **argv)
 {
+	/* long only: coll-perf's -d and -r are the data type and the root */
+	enum { O_RDMA_DEV = 256, O_ROOT };
 	static const struct option lo[] = {
-		{ "rdma-device", required_argument, NULL, 'd' },
-		{ "root", required_argument, NULL, 'r' },
+		{ "rdma-device", required_argument, NULL, O_RDMA_DEV },
+		{ "root", required_argument, NULL, O_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct doctor d = { .env = env, .root = "/sys" };
 	int opt;
 
 	optind = 0;	/* rescan: argv[0] is the command */
-	while ((opt = getopt_long(argc, argv, "d:r:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'd': d.rdma_dev = optarg; break;
-		case 'r': d.root = optarg; break;
+		case O_RDMA_DEV: d.rdma_dev = optarg; break;
+		case O_ROOT: d.root = optarg; break;
 		default:
 			fprintf(stderr, "%s: usage: doctor [--rdma-device NAME] [--root DIR]\n",
 				env->prog);

@@ -18,35 +18,21 @@
 
 #include "collctl_explain.h"
 #include "collctl_fit.h"
+#include "size.h"
 #include "kc_cfg.h"
 #include "kc_reduce.h"
 
 static const char *const level_names[KCOLL_LEVEL_COUNT] = { "level0", "level1", "level2" };
 
-int cc_parse_bytes(const char *s, u64 *out)
+/* The tools' one size parser (tools/common/size.c); @err names @s when bad. */
+int cc_parse_bytes(const char *s, u64 *out, char *err, size_t errlen)
 {
-	unsigned long long v;
-	char *end;
-	int shift = 0;
+	uint64_t v;
+	int ret = parse_size(s, &v, err, errlen);
 
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || (shift && v > (~0ull >> shift)))
-		return -EINVAL;
-	*out = (u64)v << shift;
-	return 0;
+	if (!ret)
+		*out = v;
+	return ret ? -EINVAL : 0;
 }
 
 static int alt_cmp(const void *a, const void *b)

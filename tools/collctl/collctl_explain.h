@@ -50,7 +50,7 @@ int cc_explain_run(const struct kc_topo *t, u32 rank, u32 op, u64 bytes,
 void cc_explain_print(FILE *f, const struct cc_explain *x);
 json_object *cc_explain_json(const struct cc_explain *x);
 
-/* "64M" -> 67108864 (K, M, G, T: powers of 1024).  0 or -EINVAL. */
-int cc_parse_bytes(const char *s, u64 *out);
+/* "64M" -> 67108864, "1.5K" -> 1536 (size.h's parse_size).  0 or -EINVAL. */
+int cc_parse_bytes(const char *s, u64 *out, char *err, size_t errlen);
 
 #endif /* COLLCTL_EXPLAIN_H */

@@ -9,6 +9,8 @@
 
 #include "coll_fault.h"
 #include "collctl_fmt.h"
+
+int cc_json_flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
 #include "kc_cfg.h"
 #include "kc_coll.h"
 

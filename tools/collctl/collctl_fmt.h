@@ -33,4 +33,11 @@ json_object *cc_node_json(const struct cc_node *nd);
 void cc_print_event(FILE *f, const struct cc_event *ev, const char *stamp);
 json_object *cc_event_json(const struct cc_event *ev, const char *stamp);
 
+/*
+ * How every collctl command prints JSON: one line by default (as rdma -j),
+ * indented with -p/--pretty.  JSON_C_TO_STRING_* flags; collctl's main()
+ * sets it before running a command.
+ */
+extern int cc_json_flags;
+
 #endif /* COLLCTL_FMT_H */

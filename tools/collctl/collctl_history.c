@@ -400,8 +400,7 @@ int cc_history_main(const char *prog, bool json, int argc, char **argv)
 	if (json) {
 		json_object *o = cc_history_json(list, n);
 
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n", json_object_to_json_string_ext(o, cc_json_flags));
 		json_object_put(o);
 	} else {
 		cc_print_history(stdout, list, n, false);

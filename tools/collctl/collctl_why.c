@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collctl_fmt.h"
 #include "collctl_why.h"
 #include "kc_coll.h"
 
@@ -192,8 +193,7 @@ int cc_why_main(const char *prog, bool json, int argc, char **argv)
 		printf("%s\n", text);
 	}
 	if (arr) {
-		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		printf("%s\n", json_object_to_json_string_ext(arr, cc_json_flags));
 		json_object_put(arr);
 	}
 	if (id)

@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
 #include <json-c/json.h>
 #include "sim.h"
 #include "coll.h"
@@ -15,6 +18,8 @@
 #include "kc_cost.h"
 #include "kc_reduce.h"
 #include "scaling.h"
+#include "size.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -25,6 +30,7 @@ static void usage(FILE *f)
 "SYNOPSIS\n"
 "    coll-sim [TOPOLOGY] [LINKS] --op NAME [--algo HCCL_ALGO] --bytes N [OUTPUT]\n"
 "    coll-sim [TOPOLOGY] [LINKS] --op NAME -b MIN -e MAX -f FACTOR [OUTPUT]\n"
+"    coll-sim -V | --version | -h | --help\n"
 "\n"
 "DESCRIPTION\n"
 "    Builds every rank's plan exactly as the kcoll module would and runs the\n"
@@ -37,11 +43,12 @@ static void usage(FILE *f)
 "    by the convergence ratio C.  No data moves; only time is modelled.\n"
 "\n"
 "TOPOLOGY\n"
-"    -r, --ranks P            P ranks (default 8, or what the other flags imply)\n"
+"    -P, --ranks P            P ranks, 1..1048576 (default 8, or what the other\n"
+"                             flags imply)\n"
 "    -k, --per-server K       K ranks per server (default 1)\n"
 "    -s, --servers-per-pod A,B,...\n"
 "                             super-nodes with A, B, ... servers (may differ)\n"
-"    -t, --rank-table FILE    HCCL rank table JSON, v1.0 or v1.2 (super_pod_list)\n"
+"        --rank-table FILE    HCCL rank table JSON, v1.0 or v1.2 (super_pod_list)\n"
 "\n"
 "LINKS\n"
 "        --alpha SEC          latency of every level (default 5e-6)\n"
@@ -54,21 +61,29 @@ static void usage(FILE *f)
 "                             every level, so give them before --levelN.\n"
 "\n"
 "OPERATION\n"
-"    -o, --op NAME            allreduce, reducescatter, allgather, broadcast, reduce,\n"
+"    -t, --op NAME            allreduce, reducescatter, allgather, broadcast, reduce,\n"
 "                             scatter, gather, alltoall, barrier (default allreduce)\n"
-"    -a, --algo STRING        HCCL_ALGO string, e.g. 'level0:NA;level1:H-D_R' or\n"
+"    -A, --algo STRING        HCCL_ALGO string, e.g. 'level0:NA;level1:H-D_R' or\n"
 "                             'allreduce=level1:AHC/others=level1:NHR' (default auto)\n"
-"    -d, --dtype NAME         element type (default fp32)\n"
-"        --root R             root of rooted operations (default 0)\n"
-"    -n, --bytes N            one size in bytes; K, M, G suffixes (powers of 1024)\n"
+"    -d, --dtype, --datatype NAME\n"
+"                             element type, coll-perf's names: float (fp32, the\n"
+"                             default), double (fp64), half (fp16), bfloat16\n"
+"                             (bf16), int8, uint8, int16, uint16, int32, uint32,\n"
+"                             int64, uint64\n"
+"    -r, --root R             root of rooted operations, 0..P-1 (default 0)\n"
+"        --bytes N            one size in bytes, 0..1T: 4096, 64K, 1.5M, 2GiB\n"
+"                             (K M G T are powers of 1024; a fraction must give\n"
+"                             whole bytes)\n"
 "    -b, --minbytes N  -e, --maxbytes N  -f, --stepfactor F\n"
-"                             a sweep of sizes (default 8 .. 64M, factor 4)\n"
+"                             a sweep of sizes (default 8 .. 64M, factor 4; F in\n"
+"                             2..1024)\n"
 "        --conformance        one message per plan step, no chunk pipelining, and a\n"
 "                             message moves only once its receiver is in the round\n"
 "                             that consumes it (steps never overlap, as in the\n"
 "                             formulas; what the conformance tests use)\n"
-"        --chunk BYTES        message size of the executor otherwise (default 1M)\n"
-"        --window N           messages in flight per peer (default 8)\n"
+"        --chunk BYTES        message size of the executor otherwise, 8..1G\n"
+"                             (default 1M)\n"
+"        --window N           messages in flight per peer, 1..65536 (default 8)\n"
 "        --no-symmetry        simulate every rank; by default a topology of equal\n"
 "                             servers (or pods) whose plans repeat server by server\n"
 "                             (checked on every plan) runs one server (pod): the\n"
@@ -82,12 +97,15 @@ static void usage(FILE *f)
 "                             for --bytes) with op, bytes,\n"
 "                             algo, time_s, steps, max_send_bytes, max_recv_bytes,\n"
 "                             algbw_gbs, busbw_gbs\n"
-"    -A, --all-algos          every applicable algorithm side by side (time in us),\n"
-"                             the automatic choice marked with '*'\n"
+"        --all-algos          every applicable algorithm side by side (time in us),\n"
+"                             the automatic choice marked with '*'; on a terminal,\n"
+"                             the progress of each size on stderr\n"
 "    -x, --explain            the plan of one rank (--rank), level by level, and why\n"
 "                             each level's algorithm was chosen\n"
-"        --rank R             the rank --explain shows (default 0)\n"
-"    -p, --plot FILE.png      busbw against size per algorithm (gnuplot; implies -A)\n"
+"        --rank R             the rank --explain shows, 0..P-1 (default 0)\n"
+"        --plot FILE          busbw against size per algorithm, FILE.png or\n"
+"                             FILE.svg (gnuplot, which must be installed; implies\n"
+"                             --all-algos; the data goes to FILE.dat)\n"
 "        --scaling            for 4, 16, 64 ... up to --ranks (default 65536) ranks\n"
 "                             and every applicable algorithm (the rest auto): the\n"
 "                             peers each rank's plan of --op talks to (min, mean,\n"
@@ -97,17 +115,25 @@ static void usage(FILE *f)
 "                             plan names); receive memory at the module's defaults.\n"
 "                             Every rank's plan up to 1024 ranks, an even sample of\n"
 "                             1024 beyond (handshakes then estimated, marked ~)\n"
+"    -V, --version            versions of coll-sim, libcoll and the loaded module\n"
 "    -h, --help               this text\n"
 "\n"
 "EXAMPLES\n"
 "    coll-sim --op allreduce --ranks 5 --algo 'level0:NA;level1:H-D_R' --bytes 1M \\\n"
 "             --alpha 1e-6 --beta 1e-9 --gamma 1e-10 --conformance --json\n"
 "    coll-sim --servers-per-pod 8,16 --per-server 8 --conv 4 --op allreduce \\\n"
-"             -b 1K -e 1G -f 4 --all-algos --plot f.png\n"
+"             -b 1K -e 1G -f 4 --plot f.svg\n"
 "    coll-sim --scaling --per-server 8 --op allreduce --bytes 64M\n"
 "\n"
 "EXIT STATUS\n"
-"    0 on success, 1 on a simulation or plan error, 2 on bad usage.\n", f);
+"    0 on success, 1 on a simulation or plan error (or --plot without\n"
+"    gnuplot), 2 on bad usage.\n"
+"\n"
+"COMPATIBILITY\n"
+"    A short option that coll-perf (nccl-tests) has means the same here or\n"
+"    does not exist: -r is now --root (it was --ranks: use -P), -A is --algo\n"
+"    (it was --all-algos), -t is --op (it was --rank-table); -o, -a, -n and\n"
+"    -p are gone (--op, --algo, --bytes, --plot).  Long options are as before.\n", f);
 }
 
 struct opts {
@@ -124,6 +150,15 @@ struct opts {
 	u32 chunk, window;
 };
 
+/*
+ * The most ranks coll-sim models: a million, beyond any job kcoll aims
+ * at, and small enough that a topology of that size fits in memory (a
+ * typo such as -P 4294967295 is refused, not tried until out of memory).
+ */
+#define COLL_SIM_MAX_RANKS	(1u << 20)
+/* The largest size: 1T, where the modelled times are still exact in ns. */
+#define COLL_SIM_MAX_BYTES	(1ull << 40)
+
 static int bad(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "coll-sim: ");
@@ -132,31 +167,31 @@ static int bad(const char *fmt, const char *arg)
 	return 2;
 }
 
-static int parse_u64(const char *s, u64 *v)
+/* --NAME VALUE as a whole number in lo..hi: 0, or 2 with the range said. */
+static int ranged(const char *name, const char *s, u64 lo, u64 hi, u64 *v)
 {
-	char *end;
-	double d = strtod(s, &end);
-	u64 mul = 1;
+	char err[160];
 
-	if (end == s || d < 0)
-		return -EINVAL;
-	switch (*end) {
-	case 'K': case 'k':
-		mul = 1ull << 10;
-		end++;
-		break;
-	case 'M': case 'm':
-		mul = 1ull << 20;
-		end++;
-		break;
-	case 'G': case 'g':
-		mul = 1ull << 30;
-		end++;
-		break;
+	if (!parse_ranged(s, lo, hi, v, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "coll-sim: --%s %s\n", name, err);
+	return 2;
+}
+
+/* --NAME SIZE up to COLL_SIM_MAX_BYTES: 0, or 2 with why. */
+static int size_arg(const char *name, const char *s, u64 *v)
+{
+	char err[160], max[16];
+
+	if (parse_size(s, v, err, sizeof(err))) {
+		fprintf(stderr, "coll-sim: --%s: %s\n", name, err);
+		return 2;
 	}
-	if (*end)
-		return -EINVAL;
-	*v = (u64)(d * mul);
+	if (*v > COLL_SIM_MAX_BYTES) {
+		fprintf(stderr, "coll-sim: --%s %s out of range 0..%s\n", name, s,
+			format_size(COLL_SIM_MAX_BYTES, max, sizeof(max)));
+		return 2;
+	}
 	return 0;
 }
 
@@ -165,7 +200,7 @@ static int parse_double(const char *s, double *v)
 	char *end;
 
 	*v = strtod(s, &end);
-	return end == s || *end || *v < 0 ? -EINVAL : 0;
+	return end == s || *end || !(*v >= 0) || isinf(*v) ? -EINVAL : 0;
 }
 
 /* alpha=X,beta=Y,gamma=Z */
@@ -205,26 +240,22 @@ static int parse_op(const char *s)
 	return -1;
 }
 
-static int parse_dtype(const char *s)
-{
-	u32 d;
+enum { O_ALPHA = 256, O_BETA, O_GAMMA, O_L0, O_L1, O_L2, O_CONV, O_CONF, O_NOSYM, O_CHUNK,
+       O_WINDOW, O_RANK, O_SCALING, O_TABLE, O_BYTES, O_ALL, O_PLOT };
 
-	for (d = 0; d < KCOLL_DTYPE_COUNT; d++)
-		if (!strcasecmp(s, kc_dtype_name(d)))
-			return (int)d;
-	return -1;
-}
-
-enum { O_ALPHA = 256, O_BETA, O_GAMMA, O_L0, O_L1, O_L2, O_CONV, O_ROOT, O_CONF, O_NOSYM, O_CHUNK,
-       O_WINDOW, O_RANK, O_SCALING };
-
+/*
+ * Short options: one that coll-perf (nccl-tests) has means the same here
+ * or does not exist here (-r root, -A algo, -t op, -d datatype, -b -e -f
+ * sizes); long options are unchanged.  The man page's COMPATIBILITY lists
+ * what moved.
+ */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "ranks", required_argument, NULL, 'r' },
+		{ "ranks", required_argument, NULL, 'P' },
 		{ "per-server", required_argument, NULL, 'k' },
 		{ "servers-per-pod", required_argument, NULL, 's' },
-		{ "rank-table", required_argument, NULL, 't' },
+		{ "rank-table", required_argument, NULL, O_TABLE },
 		{ "alpha", required_argument, NULL, O_ALPHA },
 		{ "beta", required_argument, NULL, O_BETA },
 		{ "gamma", required_argument, NULL, O_GAMMA },
@@ -232,11 +263,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "level1", required_argument, NULL, O_L1 },
 		{ "level2", required_argument, NULL, O_L2 },
 		{ "conv", required_argument, NULL, O_CONV },
-		{ "op", required_argument, NULL, 'o' },
-		{ "algo", required_argument, NULL, 'a' },
+		{ "op", required_argument, NULL, 't' },
+		{ "algo", required_argument, NULL, 'A' },
 		{ "dtype", required_argument, NULL, 'd' },
-		{ "root", required_argument, NULL, O_ROOT },
-		{ "bytes", required_argument, NULL, 'n' },
+		{ "datatype", required_argument, NULL, 'd' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "bytes", required_argument, NULL, O_BYTES },
 		{ "minbytes", required_argument, NULL, 'b' },
 		{ "maxbytes", required_argument, NULL, 'e' },
 		{ "stepfactor", required_argument, NULL, 'f' },
@@ -245,14 +277,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "chunk", required_argument, NULL, O_CHUNK },
 		{ "window", required_argument, NULL, O_WINDOW },
 		{ "json", no_argument, NULL, 'j' },
-		{ "all-algos", no_argument, NULL, 'A' },
+		{ "all-algos", no_argument, NULL, O_ALL },
 		{ "explain", no_argument, NULL, 'x' },
 		{ "rank", required_argument, NULL, O_RANK },
 		{ "scaling", no_argument, NULL, O_SCALING },
-		{ "plot", required_argument, NULL, 'p' },
+		{ "plot", required_argument, NULL, O_PLOT },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	coll_dtype_t dt;
 	u32 l;
 	int c;
 	u64 v;
@@ -268,51 +302,70 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->factor = 4;
 	o->chunk = 1u << 20;
 	o->window = 8;
-	while ((c = getopt_long(argc, argv, "r:k:s:t:o:a:d:n:b:e:f:jAxp:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "P:k:s:t:A:d:r:b:e:f:jxVh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'r':
+		case 'P':
+			if (ranged("ranks", optarg, 1, COLL_SIM_MAX_RANKS, &v))
+				return 2;
+			o->ranks = (u32)v;
+			break;
 		case 'k':
-		case O_ROOT:
+			if (ranged("per-server", optarg, 1, COLL_SIM_MAX_RANKS, &v))
+				return 2;
+			o->per_server = (u32)v;
+			break;
+		case 'r':
 		case O_RANK:
-		case O_CHUNK:
-		case O_WINDOW:
-			if (parse_u64(optarg, &v) || v > U32_MAX)
-				return bad("bad number '%s'", optarg);
+			/* the upper bound is the topology's: checked in make_topo() */
+			if (ranged(c == 'r' ? "root" : "rank", optarg, 0, COLL_SIM_MAX_RANKS - 1, &v))
+				return 2;
 			if (c == 'r')
-				o->ranks = (u32)v;
-			else if (c == 'k')
-				o->per_server = (u32)v;
-			else if (c == O_ROOT)
 				o->root = (u32)v;
-			else if (c == O_RANK)
-				o->rank = (u32)v;
-			else if (c == O_CHUNK)
-				o->chunk = (u32)v;
 			else
-				o->window = (u32)v;
+				o->rank = (u32)v;
+			break;
+		case O_CHUNK:
+			if (size_arg("chunk", optarg, &v))
+				return 2;
+			if (v < 8 || v > (1u << 30))
+				return bad("--chunk %s out of range 8..1G", optarg);
+			o->chunk = (u32)v;
+			break;
+		case O_WINDOW:
+			if (ranged("window", optarg, 1, 65536, &v))
+				return 2;
+			o->window = (u32)v;
 			break;
 		case 's': {
 			char *s = optarg, *end;
+			u64 total = 0;
 
 			for (o->npods = 0; *s; s = *end ? end + 1 : end) {
 				unsigned long x = strtoul(s, &end, 10);
 
-				if (end == s || !x || (*end && *end != ',') ||
+				if (end == s || !x || *s == '-' || (*end && *end != ',') ||
 				    o->npods == ARRAY_SIZE(o->pods))
-					return bad("bad --servers-per-pod '%s' (expected A,B,... >= 1)",
+					return bad("bad --servers-per-pod '%s' (expected A,B,... >= 1, "
+						   "at most 1024 super-nodes)", optarg);
+				total += x;
+				if (total > COLL_SIM_MAX_RANKS)
+					return bad("--servers-per-pod %s: more than 1048576 servers",
 						   optarg);
 				o->pods[o->npods++] = (u32)x;
 			}
+			if (!o->npods)
+				return bad("bad --servers-per-pod '%s' (expected A,B,... >= 1)",
+					   optarg);
 			break;
 		}
-		case 't':
+		case O_TABLE:
 			o->table = optarg;
 			break;
 		case O_ALPHA:
 		case O_BETA:
 		case O_GAMMA:
 			if (parse_double(optarg, &d))
-				return bad("bad time '%s'", optarg);
+				return bad("bad time '%s' (expected seconds >= 0, e.g. 5e-6)", optarg);
 			for (l = 0; l < KCOLL_LEVEL_COUNT; l++) {
 				if (c == O_ALPHA)
 					o->m.lv[l].alpha = d;
@@ -333,33 +386,41 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_double(optarg, &o->m.conv) || o->m.conv < 1)
 				return bad("bad --conv '%s' (expected a ratio >= 1)", optarg);
 			break;
-		case 'o':
+		case 't':
 			if (parse_op(optarg) < 0)
-				return bad("unknown operation '%s'", optarg);
+				return bad("unknown operation '%s' (allreduce, reducescatter, allgather, "
+					   "broadcast, reduce, scatter, gather, alltoall, barrier)",
+					   optarg);
 			o->op = (u32)parse_op(optarg);
 			break;
-		case 'a':
+		case 'A':
 			o->algo = optarg;
 			break;
 		case 'd':
-			if (parse_dtype(optarg) < 0)
-				return bad("unknown dtype '%s'", optarg);
-			o->dtype = (u32)parse_dtype(optarg);
+			/* libcoll's names, as coll-perf -d: one table for every tool */
+			if (coll_dtype_parse(optarg, &dt)) {
+				fprintf(stderr, "coll-sim: --dtype: %s\n", coll_last_error());
+				return 2;
+			}
+			o->dtype = (u32)dt;
 			break;
-		case 'n':
+		case O_BYTES:
 		case 'b':
 		case 'e':
-		case 'f':
-			if (parse_u64(optarg, &v) || (c == 'f' && v < 2))
-				return bad("bad size '%s'", optarg);
-			if (c == 'n')
+			if (size_arg(c == O_BYTES ? "bytes" : c == 'b' ? "minbytes" : "maxbytes",
+				     optarg, &v))
+				return 2;
+			if (c == O_BYTES)
 				o->minb = o->maxb = v;
 			else if (c == 'b')
 				o->minb = v;
-			else if (c == 'e')
-				o->maxb = v;
 			else
-				o->factor = v;
+				o->maxb = v;
+			break;
+		case 'f':
+			if (ranged("stepfactor", optarg, 2, 1024, &v))
+				return 2;
+			o->factor = v;
 			break;
 		case O_CONF:
 			o->conformance = true;
@@ -370,7 +431,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = true;
 			break;
-		case 'A':
+		case O_ALL:
 			o->all = true;
 			break;
 		case 'x':
@@ -379,14 +440,18 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_SCALING:
 			o->scaling = true;
 			break;
-		case 'p':
+		case O_PLOT:
 			o->plot = optarg;
 			o->all = true;
 			break;
+		case 'V':
+			tool_print_version(stdout, "coll-sim", NULL);
+			exit(0);
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
+			fprintf(stderr, "Try 'coll-sim --help'.\n");
 			return 2;
 		}
 	}
@@ -433,17 +498,23 @@ static int topo_from_table(const char *path, struct kc_topo *t, char *err, u32 e
 static int make_topo(struct opts *o, struct kc_topo *t)
 {
 	char err[256] = "";
-	u32 k = o->per_server ? o->per_server : 1, sum = 0, i;
+	u32 k = o->per_server ? o->per_server : 1, i;
+	u64 sum = 0;
 	int ret;
 
 	if (o->table) {
 		ret = topo_from_table(o->table, t, err, sizeof(err));
 	} else if (o->npods) {
 		for (i = 0; i < o->npods; i++)
-			sum += o->pods[i] * k;
+			sum += (u64)o->pods[i] * k;
+		if (sum > COLL_SIM_MAX_RANKS) {
+			fprintf(stderr, "coll-sim: the pods hold %llu ranks, out of range 1..%u\n",
+				(unsigned long long)sum, COLL_SIM_MAX_RANKS);
+			return 2;
+		}
 		if (o->ranks && o->ranks != sum) {
-			fprintf(stderr, "coll-sim: --ranks %u, but the pods hold %u ranks\n",
-				o->ranks, sum);
+			fprintf(stderr, "coll-sim: --ranks %u, but the pods hold %llu ranks\n",
+				o->ranks, (unsigned long long)sum);
 			return 2;
 		}
 		ret = kc_topo_init_pods(t, o->npods, o->pods, k);
@@ -462,7 +533,10 @@ static int make_topo(struct opts *o, struct kc_topo *t)
 		return 2;
 	}
 	if (o->root >= t->nranks || o->rank >= t->nranks) {
-		fprintf(stderr, "coll-sim: root/rank out of range for %u ranks\n", t->nranks);
+		fprintf(stderr, "coll-sim: --%s %u out of range 0..%u\n",
+			o->root >= t->nranks ? "root" : "rank",
+			o->root >= t->nranks ? o->root : o->rank, t->nranks - 1);
+		kc_topo_free(t);
 		return 2;
 	}
 	return 0;
@@ -624,6 +698,145 @@ static int table_row(struct ctx *x, u64 bytes, json_object *arr)
 
 #define MAXC (2 * KCOLL_ALGO_COUNT)
 
+/*
+ * Progress of long work on stderr, only when stderr is a terminal and the
+ * output is not JSON: "[size 3/12, algorithm 5/14]", rewritten in place
+ * and erased before a row is printed, so pipes and files never see it.
+ */
+static bool progress_on;
+
+static void progress(u32 s, u32 nsizes, u32 a, u32 nalgos)
+{
+	if (!progress_on)
+		return;
+	if (nalgos)
+		fprintf(stderr, "\r[size %u/%u, algorithm %u/%u]", s + 1, nsizes, a + 1, nalgos);
+	else
+		fprintf(stderr, "\r[size %u/%u]", s + 1, nsizes);
+}
+
+static void progress_clear(void)
+{
+	if (progress_on)
+		fputs("\r\033[K", stderr);
+}
+
+/* Whether @prog is an executable file in a directory of $PATH (command -v). */
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH"), *p, *colon;
+	char file[4096];
+
+	for (p = path ? path : ""; p && *p; p = colon ? colon + 1 : NULL) {
+		int n;
+
+		colon = strchr(p, ':');
+		n = colon ? (int)(colon - p) : (int)strlen(p);
+		snprintf(file, sizeof(file), "%.*s/%s", n, n ? p : ".", prog);
+		if (!access(file, X_OK))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * --plot FILE: gnuplot's terminal from FILE's extension, NULL (and a
+ * message) when the extension is not one coll-sim writes or FILE cannot
+ * be quoted for gnuplot (a newline or NUL ends a gnuplot command).
+ */
+static const char *plot_terminal(const char *file)
+{
+	const char *dot = strrchr(file, '.');
+
+	if (strchr(file, '\n') || strchr(file, '\r')) {
+		fprintf(stderr, "coll-sim: --plot: a file name with a line break cannot be "
+			"given to gnuplot\n");
+		return NULL;
+	}
+	if (dot && !strcasecmp(dot, ".png"))
+		return "pngcairo size 1000,650 noenhanced";
+	if (dot && !strcasecmp(dot, ".svg"))
+		return "svg size 1000,650 noenhanced";
+	fprintf(stderr, "coll-sim: --plot %s: unknown image type (FILE.png or FILE.svg)\n",
+		file);
+	return NULL;
+}
+
+/* @str as a gnuplot single-quoted string: a quote inside is doubled. */
+static void gp_quote(FILE *gp, const char *str)
+{
+	fputc('\'', gp);
+	for (; *str; str++) {
+		if (*str == '\'')
+			fputc('\'', gp);
+		fputc(*str, gp);
+	}
+	fputc('\'', gp);
+}
+
+/* A colour per line, spread round the hue circle, bright and dark alternating. */
+static u32 line_colour(u32 i, u32 n)
+{
+	double h = 6.0 * i / n, v = i % 2 ? 0.6 : 0.9, f = h - floor(h), r, g, b;
+	double q = v * (1 - 0.85 * f), t = v * (1 - 0.85 * (1 - f)), m = v * 0.15;
+
+	switch ((int)h % 6) {
+	case 0: r = v; g = t; b = m; break;
+	case 1: r = q; g = v; b = m; break;
+	case 2: r = m; g = v; b = t; break;
+	case 3: r = m; g = q; b = v; break;
+	case 4: r = t; g = m; b = v; break;
+	default: r = v; g = m; b = q; break;
+	}
+	return (u32)(r * 255) << 16 | (u32)(g * 255) << 8 | (u32)(b * 255);
+}
+
+/*
+ * gnuplot reads its script from a pipe; file names and titles reach it
+ * only as quoted strings.  The x axis is labelled with the sizes (1K, 64M),
+ * at most 16 of them; every algorithm has its own colour, auto is black.
+ */
+static int plot(const struct ctx *x, const char *datpath, const u64 *sizes, u32 nsizes,
+		const char *const *name, u32 n)
+{
+	const char *term = plot_terminal(x->o->plot);
+	u32 i, step = (nsizes + 15) / 16;
+	char lbl[32];
+	FILE *gp;
+
+	if (!term)
+		return 1;
+	fflush(stdout);
+	gp = popen("gnuplot", "w");
+	if (!gp) {
+		perror("coll-sim: gnuplot");
+		return 1;
+	}
+	fprintf(gp, "set terminal %s\nset output ", term);
+	gp_quote(gp, x->o->plot);
+	fprintf(gp, "\nset logscale x 2\nset key left top\nset grid\n"
+		    "set xlabel 'size (bytes)'\nset ylabel 'busbw (GB/s)'\n"
+		    "set title 'coll-sim %s, %u ranks'\nset datafile missing 'nan'\nset xtics (",
+		kc_op_name(x->o->op), x->t.nranks);
+	for (i = 0; i < nsizes; i += step)
+		fprintf(gp, "%s\"%s\" %llu", i ? ", " : "", format_size(sizes[i], lbl, sizeof(lbl)),
+			(unsigned long long)sizes[i]);
+	fprintf(gp, ")\nplot ");
+	for (i = 0; i <= n; i++) {
+		gp_quote(gp, datpath);
+		fprintf(gp, " using 1:%u with linespoints pt %u lw %s lc rgb '#%06x' title ", i + 2,
+			i % 13 + 1, i == n ? "2.5" : "1.5", i == n ? 0 : line_colour(i, n));
+		gp_quote(gp, i == n ? "auto" : name[i]);
+		fputs(i == n ? "\n" : ", \\\n     ", gp);
+	}
+	if (pclose(gp)) {
+		fprintf(stderr, "coll-sim: gnuplot failed writing %s\n", x->o->plot);
+		return 1;
+	}
+	printf("# plot: %s (data %s)\n", x->o->plot, datpath);
+	return 0;
+}
+
 static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
 {
 	struct kc_algo_cfg c[MAXC];
@@ -655,7 +868,7 @@ static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
 		printf(" %11s", name[i]);
 	printf("  %-22s %s\n", "auto", "auto/best");
 	if (dat) {
-		fprintf(dat, "size");
+		fprintf(dat, "# size");
 		for (i = 0; i < n; i++)
 			fprintf(dat, " %s", name[i]);
 		fprintf(dat, " auto\n");
@@ -670,18 +883,21 @@ static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
 		op_for_bytes(x->o, p, sizes[s], &op);
 		cfg_for(x, &op, &ac, fb, sizeof(fb));
 		for (i = 0; i < n; i++) {
+			progress(s, nsizes, i, n + 1);
 			tm[i] = NAN;
 			if (!run_one(x, &op, &c[i], &res, label, sizeof(label), NULL, 0))
 				tm[i] = res.time;
 			if (tm[i] < best)
 				best = tm[i];
 		}
+		progress(s, nsizes, n, n + 1);
 		if (run_one(x, &op, &ac, &res, label, sizeof(label), NULL, 0)) {
 			ta = NAN;
 			rc = 1;
 		} else {
 			ta = res.time;
 		}
+		progress_clear();
 		printf("  %10llu", (unsigned long long)sizes[s]);
 		for (i = 0; i < n; i++) {
 			bool mark = !isnan(tm[i]) && tm[i] == ta && strstr(label, name[i]);
@@ -692,6 +908,7 @@ static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
 				printf(" %10.2f%c", tm[i] * 1e6, mark ? '*' : ' ');
 		}
 		printf("  %-22s %.3f\n", label, ta / best);
+		fflush(stdout);
 		if (dat) {
 			double f = bus_factor(op.op, p);
 
@@ -702,27 +919,12 @@ static int all_algos(struct ctx *x, const u64 *sizes, u32 nsizes)
 		}
 	}
 	if (dat) {
-		char cmd[8192 + 64];
-		FILE *gp;
-
-		fclose(dat);
-		gp = popen("gnuplot", "w");
-		if (!gp) {
-			perror("gnuplot");
+		if (fclose(dat)) {
+			perror(datpath);
 			return 1;
 		}
-		fprintf(gp, "set terminal pngcairo size 1000,650 noenhanced\n"
-			    "set output '%s'\nset logscale x 2\nset key left top\n"
-			    "set xlabel 'size (bytes)'\nset ylabel 'busbw (GB/s)'\n"
-			    "set title 'coll-sim %s, %u ranks'\nset datafile missing 'nan'\n"
-			    "plot for [i=2:%u] '%s' using 1:i with linespoints title columnhead(i)\n",
-			x->o->plot, kc_op_name(x->o->op), p, n + 2, datpath);
-		if (pclose(gp)) {
-			snprintf(cmd, sizeof(cmd), "gnuplot failed writing %s", x->o->plot);
-			fprintf(stderr, "coll-sim: %s\n", cmd);
-			return 1;
-		}
-		printf("# plot: %s (data %s)\n", x->o->plot, datpath);
+		if (plot(x, datpath, sizes, nsizes, name, n))
+			rc = 1;
 	}
 	return rc;
 }
@@ -923,12 +1125,20 @@ int main(int argc, char **argv)
 	u64 sizes[128], b;
 	u32 nsizes = 0, i;
 	json_object *arr = NULL;
-	char err[512];
+	char err[KC_CFG_ERR_LEN];
 	int rc;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	/* before any work: a plot that cannot be drawn is said at once */
+	if (o.plot && !plot_terminal(o.plot))
+		return 2;
+	if (o.plot && !in_path("gnuplot")) {
+		fprintf(stderr, "coll-sim: --plot needs gnuplot (apt-get install gnuplot-nox)\n");
+		return 1;
+	}
+	progress_on = !o.json && isatty(STDERR_FILENO);
 	if (o.algo && kc_cfg_parse(o.algo, &x.conf, err, sizeof(err))) {
 		fprintf(stderr, "coll-sim: --algo: %s\n", err);
 		return 2;
@@ -965,8 +1175,12 @@ int main(int argc, char **argv)
 			arr = json_object_new_array();
 		else
 			print_header(&x);
-		for (i = 0; i < nsizes && !rc; i++)
+		for (i = 0; i < nsizes && !rc; i++) {
+			progress(i, nsizes, 0, 0);
 			rc = table_row(&x, sizes[i], arr);
+			progress_clear();
+			fflush(stdout);
+		}
 		/* One shape whatever the sizes: an array, of one object for one size. */
 		if (arr) {
 			printf("%s\n", json_object_to_json_string_ext(arr,

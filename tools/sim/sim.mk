@@ -16,9 +16,11 @@ COLL_SIM := $(BUILD)/bin/coll-sim$(if $(filter 1,$(SAN)),-san)
 
 $(SIM_OBJS) $(OBJDIR)/tools/sim/coll_sim.o: CFLAGS_US += -I$(TOP)/tools/sim $(JSONC_CFLAGS)
 
-# Rank tables are read by libcoll's parser: its static archive.
-$(OBJDIR)/tools/sim/coll_sim.o: CFLAGS_US += -I$(TOP)/lib
-$(COLL_SIM): $(OBJDIR)/tools/sim/coll_sim.o $(SIM_OBJS) $(ALGO_LIB) $(COLL_A)
+# Rank tables are read by libcoll's parser: its static archive.  Sizes,
+# ranges and -V are the tools' shared ones (tools/common/).
+$(OBJDIR)/tools/sim/coll_sim.o: CFLAGS_US += -I$(TOP)/lib $(TOOLS_COMMON_CFLAGS)
+$(COLL_SIM): $(OBJDIR)/tools/sim/coll_sim.o $(SIM_OBJS) $(TOOLS_COMMON_OBJS) $(TOOLS_VERSION_OBJ) \
+	$(ALGO_LIB) $(COLL_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS)
 

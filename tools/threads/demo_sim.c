@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include "tw_case.h"
 #include "kc_reduce.h"
+#include "size.h"
+
+/* Every rank holds two buffers of the largest size: keep it to memory. */
+#define DEMO_MAX_BYTES (1ull << 30)
 
 static void usage(FILE *f)
 {
@@ -17,31 +21,13 @@ static void usage(FILE *f)
 		"Usage: demo_sim [-n RANKS] [-b MIN] [-e MAX] [-f FACTOR] [-A ALGO]\n"
 		"Run AllReduce (fp32, sum) across RANKS threads with kcoll's plans and\n"
 		"executor and print time, algbw, busbw and #wrong per size.\n\n"
-		"  -n, --ranks N       simulated ranks (default 8)\n"
-		"  -b, --minbytes N    smallest size in bytes (default 8)\n"
-		"  -e, --maxbytes N    largest size in bytes (default 64M; K/M/G suffixes)\n"
-		"  -f, --stepfactor N  size multiplier (default 4)\n"
+		"  -n, --ranks N       simulated ranks, 1..1024 (default 8)\n"
+		"  -b, --minbytes N    smallest size in bytes, 4..1G (default 8)\n"
+		"  -e, --maxbytes N    largest size in bytes, 4..1G (default 64M)\n"
+		"  -f, --stepfactor N  size multiplier, 2..1024 (default 4)\n"
+		"Sizes as every kcoll tool reads them: 4096, 64K, 1.5M, 1G (powers of 1024).\n"
 		"  -A, --algo NAME     force one algorithm on every level (default auto)\n"
 		"  -h, --help          this text\n");
-}
-
-static u64 parse_size(const char *s)
-{
-	char *end;
-	u64 v = strtoull(s, &end, 0);
-
-	switch (*end) {
-	case 'G': case 'g':
-		v <<= 10;
-		/* fall through */
-	case 'M': case 'm':
-		v <<= 10;
-		/* fall through */
-	case 'K': case 'k':
-		v <<= 10;
-		break;
-	}
-	return v;
 }
 
 int main(int argc, char **argv)
@@ -55,7 +41,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	u64 minb = 8, maxb = 64ull << 20, f = 4, size, wrong_total = 0;
+	u64 minb = 8, maxb = 64ull << 20, f = 4, size, wrong_total = 0, v;
 	u32 n = 8, algo = KCOLL_ALGO_AUTO, l;
 	struct tw_world *w;
 	struct kc_topo topo;
@@ -64,16 +50,21 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "n:b:e:f:A:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			n = (u32)strtoul(optarg, NULL, 0);
+			if (arg_ranged("demo_sim", "ranks", optarg, 1, 1024, &v))
+				return 2;
+			n = (u32)v;
 			break;
 		case 'b':
-			minb = parse_size(optarg);
+			if (arg_size("demo_sim", "minbytes", optarg, 4, DEMO_MAX_BYTES, &minb))
+				return 2;
 			break;
 		case 'e':
-			maxb = parse_size(optarg);
+			if (arg_size("demo_sim", "maxbytes", optarg, 4, DEMO_MAX_BYTES, &maxb))
+				return 2;
 			break;
 		case 'f':
-			f = strtoull(optarg, NULL, 0);
+			if (arg_ranged("demo_sim", "stepfactor", optarg, 2, 1024, &f))
+				return 2;
 			break;
 		case 'A':
 			if (kc_algo_by_name(optarg) < 0) {
@@ -90,8 +81,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!n || n > 1024 || f < 2 || minb < 4 || maxb < minb) {
-		fprintf(stderr, "demo_sim: need 1..1024 ranks, factor >= 2, 4 <= min <= max\n");
+	if (maxb < minb) {
+		fprintf(stderr, "demo_sim: --maxbytes %llu is below --minbytes %llu\n",
+			(unsigned long long)maxb, (unsigned long long)minb);
 		return 2;
 	}
 	if (kc_topo_init(&topo, n, NULL, NULL, NULL, 0))

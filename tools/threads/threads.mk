@@ -10,9 +10,10 @@ TW_SRCS := $(sort $(wildcard tools/threads/tw*.c))
 TW_OBJS := $(TW_SRCS:%.c=$(OBJDIR)/%.o)
 DEMO_SIM := $(OBJDIR)/tools/threads/demo_sim
 
-$(DEMO_SIM).o: CFLAGS_US += -I$(TOP)/tools/threads
+$(DEMO_SIM).o: CFLAGS_US += -I$(TOP)/tools/threads $(TOOLS_COMMON_CFLAGS)
 
-$(DEMO_SIM): $(DEMO_SIM).o $(TW_OBJS) $(ALGO_LIB)
+# Sizes and numbers as every tool reads them (tools/common/size.c).
+$(DEMO_SIM): $(DEMO_SIM).o $(TW_OBJS) $(TOOLS_COMMON_OBJS) $(ALGO_LIB)
 	$(CC) -o $@ $^ $(LDFLAGS_US)
 
 # The same sweep as `make demo` among 8 threads of one process (no VM, no
