@@ -179,7 +179,7 @@ fi
 # ---------------------------------------------------------------- VM
 if [ -n "$rel61" ]; then
 	echo "# 6.1 VM: modprobe kcoll (the packaged module), /dev/kcoll, collctl show"
-	flock /tmp/kcoll-vm.lock "$vm" run -n 1 -t 600 --kernel 6.1 -- \
+	"$vm" run -n 1 -t 600 --kernel 6.1 -- \
 		"$top/selftests/deb/vm_check.sh" "$rel61" && ok "6.1 VM: packaged module loads" ||
 		bad "6.1 VM: packaged module check failed"
 else
