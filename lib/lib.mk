@@ -2,11 +2,12 @@
 #
 # libcoll (lib/: coll.h, libcoll.so.1.0.0 with the soname libcoll.so.1
 # and only the functions of coll.h exported (lib/libcoll.map), libcoll.a,
-# libcoll.pc, the man page coll.3).
+# libcoll.pc, the man pages: coll.3 and lib/man/, a page per family of
+# functions and a one-line .so page per other function, as rdma-core's).
 #
 #   make libcoll       build/lib/libcoll.so.1.0.0 (+ .so.1, .so links),
 #                      libcoll.a, libcoll.pc
-#   make install-lib   header, libraries, libcoll.pc and coll.3 into
+#   make install-lib   header, libraries, libcoll.pc and man pages into
 #                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local, LIBDIR=PREFIX/lib;
 #                      Debian: LIBDIR=/usr/lib/<multiarch triplet>)
 #   make uninstall-lib removes exactly what install-lib installed
@@ -28,6 +29,7 @@ COLL_PIC_OBJS := $(COLL_SRCS:lib/%.c=$(OBJDIR)/lib/pic/%.o)
 COLL_SO := $(COLL_LIBDIR)/libcoll.so.$(COLL_VERSION)
 COLL_A := $(COLL_LIBDIR)/libcoll.a
 COLL_PC := $(COLL_LIBDIR)/libcoll.pc
+COLL_MAN := lib/coll.3 $(sort $(wildcard lib/man/*.3))
 
 $(COLL_OBJS) $(COLL_PIC_OBJS): CFLAGS_US += -I$(TOP)/lib $(JSONC_CFLAGS)
 
@@ -69,9 +71,9 @@ install-lib: libcoll
 		-e 's|@VERSION@|$(COLL_VERSION)|' lib/libcoll.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc
 	install -d $(DESTDIR)$(MANDIR)/man3
-	install -m 0644 lib/coll.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 $(COLL_MAN) $(DESTDIR)$(MANDIR)/man3/
 
 uninstall-lib:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/coll.h $(DESTDIR)$(PKGCONFIGDIR)/libcoll.pc \
-		$(DESTDIR)$(MANDIR)/man3/coll.3 $(DESTDIR)$(LIBDIR)/libcoll.a \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(COLL_MAN))) $(DESTDIR)$(LIBDIR)/libcoll.a \
 		$(addprefix $(DESTDIR)$(LIBDIR)/libcoll.so,.$(COLL_VERSION) .$(COLL_SOVERSION) '')

@@ -119,6 +119,7 @@ for f in "/usr/src/kcoll-$ver/dkms.conf" "/usr/src/kcoll-$ver/Kbuild" \
 	"/usr/src/kcoll-$ver/kmod/kcoll_main.c" "/usr/src/kcoll-$ver/uapi/linux/kcoll.h" \
 	/usr/lib/udev/rules.d/60-kcoll.rules "$libdir/libcoll.so.1.0.0" "$libdir/libcoll.a" \
 	"$libdir/pkgconfig/libcoll.pc" /usr/include/coll.h /usr/share/man/man3/coll.3.gz \
+	/usr/share/man/man3/coll_allreduce.3.gz /usr/share/man/man3/coll_wait.3.gz \
 	"$libdir/kcoll/libcoll-mpi-openmpi.so" "$libdir/kcoll/libcoll-mpi-mpich.so" \
 	/usr/bin/collctl /usr/bin/coll-perf /usr/bin/coll-sim /usr/share/man/man8/collctl.8.gz \
 	/usr/share/man/man1/coll-perf.1.gz /usr/share/man/man1/coll-sim.1.gz; do

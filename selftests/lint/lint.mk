@@ -47,12 +47,14 @@ lint-docs: $(KERNEL_DOC) $(COLL_SIM)
 		{ echo "$(KC_DOC_IOCTL) is stale: run make docs"; exit 1; }
 	@echo "  kernel-doc: 0 warnings in $$(ls $(KC_KDOC_FILES) | wc -l) files; $(KC_DOC_IOCTL) and diagrams current"
 
-# Every tool's --help against its man page (an option missing there fails).
+# Every tool's --help against its man page (an option missing there fails);
+# every function of coll.h with a page, its SYNOPSIS as coll.h says.
 KC_MANPAGES := $(BUILD)/bin/coll-perf=tools/coll-perf/coll-perf.1 \
 	$(BUILD)/bin/collctl=tools/collctl/collctl.8 $(COLL_SIM)=tools/sim/coll-sim.1 \
 	$(KCOLL_VM)=tools/vm/kcoll-vm.1
 lint-man: $(BUILD)/bin/coll-perf $(BUILD)/bin/collctl $(COLL_SIM)
 	@$(TOP)/selftests/lint/manpages.sh $(KC_MANPAGES)
+	@$(TOP)/selftests/lint/libman.sh lib/coll.h lib/man lib/coll.3
 
 lint-checkpatch: $(CHECKPATCH)
 	@out=$$($(CHECKPATCH) --no-tree -f --strict --terse --show-types \
