@@ -8,7 +8,10 @@
 #   make check-lib-install  install-lib into a scratch DESTDIR and build the
 #                      README example (selftests/lib/example.c) with pkg-config
 #   make check-vm-lib  selftests/lib/vm_e2e.sh on 2 VMs (coll-perf, collctl,
-#                      the async API; uses coll-perf-san if built with SAN=1)
+#                      the async API; uses coll-perf-san if built with SAN=1),
+#                      then vm_persist.sh (1 VM booted twice), then collctl
+#                      doctor's pair checks on 4 VMs, healthy and with one
+#                      node's RoCE deleted (vm_doctor.sh, two short boots)
 
 LIB_TEST_SRCS := $(sort $(wildcard selftests/lib/test_*.c))
 LIB_TESTS := $(LIB_TEST_SRCS:selftests/lib/%.c=$(OBJDIR)/selftests/lib/%)
@@ -25,6 +28,10 @@ $(OBJDIR)/selftests/lib/test_collctl: LDFLAGS_US += $(COLL_A) $(LIBNL_LIBS)
 # collctl calibrate's fit against the module's model, no cluster needed.
 $(OBJDIR)/selftests/lib/test_collctl_fit: $(OBJDIR)/tools/collctl/collctl_fit.o $(ALGO_LIB)
 $(OBJDIR)/selftests/lib/test_collctl_fit.o: CFLAGS_US += -I$(TOP)/tools/collctl
+# collctl ranktable's generator, its tables read back by libcoll's parser.
+$(OBJDIR)/selftests/lib/test_collctl_ranktable: $(OBJDIR)/tools/collctl/collctl_ranktable.o \
+	$(TOOLS_COMMON_OBJS)
+$(OBJDIR)/selftests/lib/test_collctl_ranktable.o: CFLAGS_US += -I$(TOP)/tools/collctl
 # The tools' shared size and range parser (tools/common/size.c).
 $(OBJDIR)/selftests/lib/test_size: $(TOOLS_COMMON_OBJS)
 $(OBJDIR)/selftests/lib/test_size.o: CFLAGS_US += $(TOOLS_COMMON_CFLAGS)
@@ -53,11 +60,18 @@ check-lib: $(LIB_TESTS) $(COLLCTL) $(COLL_SIM) $(COLL_PERF)
 # asynchronous API, collctl (with the netlink family), a mismatch that
 # must be caught, then rmmod (the family and device go cleanly; needs
 # root, see tools/vm/).  KCOLL_VM_ARGS adds runner options (e.g. "-k 2").
+# Then collctl config --persist across a reboot: two boots of one VM
+# (selftests/lib/vm_persist.sh).
 KCOLL_VM_ARGS ?=
 .PHONY: check-vm-lib
 check-vm-lib: module coll-tools
 	$(KCOLL_VM) run -n 2 -t 1200 $(KCOLL_VM_ARGS) --module $(TOP)/kcoll.ko --rmmod -- \
 		$(TOP)/selftests/lib/vm_e2e.sh
+	KCOLL_VM="$(KCOLL_VM)" $(TOP)/selftests/lib/vm_persist.sh $(TOP)/kcoll.ko
+	$(KCOLL_VM) run -n 4 -t 400 --module $(TOP)/kcoll.ko -- \
+		$(TOP)/selftests/lib/vm_doctor.sh healthy
+	$(KCOLL_VM) run -n 4 -t 400 --module $(TOP)/kcoll.ko -f rxe-del:node=3,at=0 -- \
+		$(TOP)/selftests/lib/vm_doctor.sh broken
 
 # Forced algorithms of 4 servers x 2 ranks run as configured, or the
 # fallback is reported (selftests/lib/vm_forced.sh; 4 VMs, -k 2).

@@ -83,6 +83,49 @@ expect 2 "$C: calibrate: --timeout 0 out of range 1..86400" "$ctl" calibrate -T 
 expect 2 "$C: calibrate: --iters 0 out of range 1..1000" "$ctl" calibrate --ranktable x --rank 0 -n 0
 expect 2 "Try '$C calibrate --help'." "$ctl" calibrate -R 0
 expect 2 "$C: usage: doctor [--rdma-device NAME] [--root DIR]" "$ctl" doctor -d rxe0
+# doctor's pair checks: bad input is refused before any check or wait
+printf '%s\n' '{"version":"1.0","server_count":"2","server_list":[' \
+	'{"server_id":"n0","device":[{"device_ip":"10.0.0.1","rank_id":"0"},' \
+	'{"device_ip":"10.0.0.1","device_port":"16668","rank_id":"1"}]},' \
+	'{"server_id":"n1","device":[{"device_ip":"10.0.0.2","rank_id":"2"},' \
+	'{"device_ip":"10.0.0.2","device_port":"16668","rank_id":"3"}]}]}' \
+	>"$tmp/rt.json"
+expect 2 "$C: doctor: --hosts: empty host list (expected addresses separated by commas, rank i the i-th, e.g. 10.0.0.1,10.0.0.2)" \
+	"$ctl" doctor --hosts '' --rank 0
+expect 2 "$C: doctor: --hosts: host 1 of '10.0.0.1,,10.0.0.3' is empty (expected an IPv4 or IPv6 address)" \
+	"$ctl" doctor --hosts 10.0.0.1,,10.0.0.3 --rank 0
+expect 2 "$C: doctor: --hosts: 'node1' (host 1) is not an IPv4 or IPv6 address" \
+	"$ctl" doctor --hosts 10.0.0.1,node1 --rank 0
+expect 2 "$C: doctor: --rank 2 out of range 0..1 (the host list has 2 ranks)" \
+	"$ctl" doctor --hosts 10.0.0.1,fd00::2 --rank 2
+expect 2 "$C: doctor: --rank 9 out of range 0..0 (the host list has 1 rank)" \
+	env KCOLL_RANK=9 "$ctl" doctor --hosts 10.0.0.1
+# without --rank and KCOLL_RANK, the one rank whose address is this node's
+expect 2 "$C: doctor: the host list: none of its ranks has an address of this node: give this node's rank (--rank R or KCOLL_RANK)" \
+	env -u KCOLL_RANK "$ctl" doctor --hosts 240.0.0.1,240.0.0.2
+expect 2 "$C: doctor: the host list: more than one of its ranks have an address of this node" \
+	env -u KCOLL_RANK "$ctl" doctor --hosts 127.0.0.1,240.0.0.2,127.0.0.1
+expect 1 "pair 0-1 (240.0.0.1 -> 127.0.0.1): FAILED: listen: " \
+	env -u KCOLL_RANK "$ctl" doctor --hosts 240.0.0.1,127.0.0.1 --wait 0 -T 1
+expect 2 "$C: doctor: --rank 4 out of range 0..3 ($tmp/rt.json has 4 ranks)" \
+	"$ctl" doctor --ranktable "$tmp/rt.json" --rank 4
+expect 2 "$C: doctor: --rank 'x' is not a number (expected 0..3)" \
+	"$ctl" doctor --ranktable "$tmp/rt.json" --rank x
+expect 2 "$C: doctor: cannot open rank table $tmp/none.json" \
+	"$ctl" doctor --ranktable "$tmp/none.json" --rank 0
+expect 2 "$C: doctor: --ranktable and --hosts: give one of them" \
+	"$ctl" doctor --ranktable "$tmp/rt.json" --hosts 10.0.0.1 --rank 0
+expect 2 "$C: doctor: --timeout 0 out of range 1..3600" "$ctl" doctor -T 0
+expect 2 "$C: doctor: --port 0 out of range 1..65535" "$ctl" doctor --port 0
+expect 2 "$C: doctor: --wait 'soon' is not a number (expected 0..86400)" "$ctl" doctor --wait soon
+expect 2 "$C: doctor: --port 65535: rank 1 would listen on port 65536, above 65535" \
+	"$ctl" doctor --ranktable "$tmp/rt.json" --rank 0 --port 65535
+# the second rank of an address listens on the next port; no address here has
+# an RDMA device, so the highest rank fails its pair at the listen stage at once
+expect 1 "pair 0-1 (10.0.0.1 -> 10.0.0.1): FAILED: listen: " \
+	"$ctl" doctor --hosts 10.0.0.1,10.0.0.1 --rank 1 --port 17000 --wait 0 -T 1
+expect 1 '"peer_addr":"10.0.0.1","port":17001,"status":"failed","stage":"listen"' \
+	"$ctl" -j doctor --hosts 10.0.0.1,10.0.0.1 --rank 1 --port 17000 --wait 0 -T 1
 expect 0 "-P, --ranks P" "$ctl" explain --help
 # help and versions
 for c in show config check-ranktable check-algo explain monitor history why calibrate doctor; do

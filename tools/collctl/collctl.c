@@ -26,13 +26,19 @@
  *   collctl [-j] check-ranktable FILE    validate a rank table, list its ranks
  *   collctl [-j] check-algo STRING       parse an HCCL_ALGO string, show the
  *                                        algorithm per operation and level
+ *   collctl ranktable --hosts FILE|LIST [-k K] [-s A,B,...] ...
+ *                                        write a rank table for the hosts
+ *                                        (collctl_ranktable.c)
  *   collctl [-j] calibrate [--write] ... on every rank: measure each level's
  *                                        links, fit the link model of automatic
  *                                        selection (calibrate.c)
  *   collctl [-j] doctor [--rdma-device NAME] [--root DIR]
+ *                [--ranktable FILE | --hosts LIST] [--rank R] ...
  *                                        the node's readiness for a job: module,
  *                                        RDMA port and address, memlock, secret
- *                                        (collctl_doctor.c)
+ *                                        (collctl_doctor.c); with a table, on
+ *                                        every node: every pair connects and
+ *                                        exchanges a message (collctl_pairs.c)
  *
  * The module is reached through the info ioctl of /dev/kcoll (libcoll),
  * the attributes of /sys/class/misc/kcoll/ and the generic netlink family
@@ -61,6 +67,7 @@
 #include "collctl_why.h"
 #include "collctl_nl.h"
 #include "collctl_persist.h"
+#include "collctl_ranktable.h"
 #include "collctl_sysfs.h"
 #include "kc_cfg.h"
 #include "kc_topo.h"
@@ -164,6 +171,22 @@ static void usage(FILE *f, const char *prog)
 "                           its ranks, servers and super pods\n"
 "  check-algo STRING        parse an HCCL_ALGO string and show the algorithm\n"
 "                           each operation gets per level\n"
+"  ranktable -H, --hosts FILE|LIST [-k, --ranks-per-node K]\n"
+"            [-s, --servers-per-pod A,B,...] [--base-port P] [--output FILE]\n"
+"                           write an HCCL rank table for the hosts: LIST is\n"
+"                           comma-separated, FILE (a regular file, or any\n"
+"                           argument with a '/') has one host per line ('#'\n"
+"                           starts a comment, blank lines are skipped); a host\n"
+"                           is an IPv4 or IPv6 address or a name (its first\n"
+"                           IPv4 address, else its first IPv6 one), each host\n"
+"                           once.  Host i (from 0) is server i with K ranks\n"
+"                           (1..1024, default 1): rank i*K+l has device_port\n"
+"                           P+l (P default 16667), as kcoll-vm writes it.  With\n"
+"                           -s: version 1.2, super pod 0 of the first A\n"
+"                           servers, 1 of the next B, ... (the sizes sum to the\n"
+"                           hosts); without: version 1.0.  Pretty JSON on\n"
+"                           stdout, or FILE replaced at once (a new file\n"
+"                           renamed over it), untouched on an error\n"
 "  calibrate [--ranktable FILE] [--rank R] [--sizes LIST] [-n, --iters N]\n"
 "            [-T, --timeout SECONDS] [--write [--persist]]\n"
 "                           run on every rank of a rank table at once (like\n"
@@ -193,6 +216,8 @@ static void usage(FILE *f, const char *prog)
 "                           SECONDS (default 600) bounds each communicator's\n"
 "                           set-up: ranks outside a group wait that long\n"
 "  doctor [--rdma-device NAME] [--root DIR]\n"
+"         [--ranktable FILE | --hosts LIST] [--rank R] [--port P]\n"
+"         [-T, --timeout SECONDS] [--wait SECONDS]\n"
 "                           what to check on a node before a job, one line per\n"
 "                           check, ok or problem with a hint: the module (the\n"
 "                           device opens, its version and ABI against\n"
@@ -205,7 +230,23 @@ static void usage(FILE *f, const char *prog)
 "                           module's listen_port parameter when it has one, and\n"
 "                           where the secret would come from ($KCOLL_SECRET_FILE,\n"
 "                           $KCOLL_SECRET; never the secret).  DIR replaces /sys.\n"
-"                           Exit status 1 when a check fails\n"
+"                           With FILE or LIST, run on every node at once (like\n"
+"                           coll-perf), then every pair of rank R (default\n"
+"                           $KCOLL_RANK, else the one rank whose address is\n"
+"                           this node's) of the rank table FILE or of LIST\n"
+"                           (addresses separated by commas, rank i the i-th)\n"
+"                           over RDMA (librdmacm):\n"
+"                           listen on this rank's address and port P (default\n"
+"                           16767; plus the rank's index among the ranks of\n"
+"                           its address), connect to every higher rank, send a\n"
+"                           message the peer answers.  One line per pair: 'ok'\n"
+"                           and the round trip, or FAILED with the stage\n"
+"                           (listen, address resolution, route resolution,\n"
+"                           connect, data exchange), the reason and a hint.\n"
+"                           SECONDS (default 5) bounds each stage; a peer not\n"
+"                           running doctor is waited for --wait SECONDS\n"
+"                           (default 30), then 'peer did not answer'.\n"
+"                           Exit status 1 when a check or a pair fails\n"
 "\n"
 "Options:\n"
 "  -j, --json               JSON output, one line per document (monitor: per\n"
@@ -1137,6 +1178,8 @@ int main(int argc, char **argv)
 		return cmd_check_ranktable(&c, argc, argv);
 	if (!strcmp(cmd, "check-algo"))
 		return cmd_check_algo(&c, argc, argv);
+	if (!strcmp(cmd, "ranktable"))
+		return cc_ranktable_main(c.prog, argc + 1, argv - 1);
 	if (!strcmp(cmd, "explain"))
 		return cmd_explain(&c, argc, argv);
 	if (!strcmp(cmd, "monitor"))

@@ -19,8 +19,13 @@
  *                ($KCOLL_SECRET_FILE checked as libcoll checks it, or
  *                $KCOLL_SECRET); the secret itself is never printed
  *
- * Exit status 0 when every check passes, 1 when one does not.  --root
- * replaces /sys (the tests give a fake tree; /dev/kcoll is -D).
+ * With --ranktable FILE or --hosts LIST (run on every node of the job at
+ * once), then whether this node reaches every other one over RDMA, one line
+ * per pair (collctl_pairs.c).
+ *
+ * Exit status 0 when every check passes, 1 when one does not, 2 for bad
+ * arguments (before any check).  --root replaces /sys (the tests give a
+ * fake tree; /dev/kcoll is -D).
  *
  * The address comes from libcoll's own function so that what doctor prints
  * is what a job would use; coll_local_addr_at() (coll_internal.h) is the
@@ -41,7 +46,9 @@
 #include "coll_internal.h"
 #include "collctl_doctor.h"
 #include "collctl_fmt.h"
+#include "collctl_pairs.h"
 #include "collctl_sysfs.h"
+#include "size.h"
 
 /* Below this RLIMIT_MEMLOCK an ordinary AllReduce of 32 MiB (two buffers) fails. */
 #define DOCTOR_MEMLOCK_MIN	(64ull << 20)
@@ -377,7 +384,8 @@ static void check_secret(struct doctor *d)
 
 /* ---------------------------------------------------------- output */
 
-static int report(struct doctor *d)
+/* The checks, then the pairs when @pairs is not NULL. */
+static int report(struct doctor *d, const struct cc_pairs *pairs)
 {
 	int i, bad = 0;
 
@@ -409,6 +417,8 @@ static int report(struct doctor *d)
 			json_object_object_add(o, "listen_port",
 					       json_object_new_int(atoi(d->listen_port)));
 		json_object_object_add(o, "problems", json_object_new_int(bad));
+		if (pairs)
+			bad += cc_pairs_report(pairs, o);
 		printf("%s\n", json_object_to_json_string_ext(o, cc_json_flags));
 		json_object_put(o);
 	} else {
@@ -420,36 +430,88 @@ static int report(struct doctor *d)
 		}
 		printf("%d check%s, %d problem%s\n", d->n, d->n == 1 ? "" : "s", bad,
 		       bad == 1 ? "" : "s");
+		if (pairs)
+			bad += cc_pairs_report(pairs, NULL);
 	}
 	return bad ? 1 : 0;
+}
+
+/* An option's whole number in lo..hi: 0, or -EINVAL and the message. */
+static int doctor_num(const struct cc_doctor_env *env, const char *name, const char *s,
+		      uint64_t lo, uint64_t hi, unsigned int *out)
+{
+	char err[160];
+	uint64_t v;
+
+	if (parse_ranged(s, lo, hi, &v, err, sizeof(err))) {
+		fprintf(stderr, "%s: doctor: --%s %s\n", env->prog, name, err);
+		return -EINVAL;
+	}
+	*out = (unsigned int)v;
+	return 0;
 }
 
 int cc_doctor(const struct cc_doctor_env *env, int argc, char **argv)
 {
 	/* long only: coll-perf's -d and -r are the data type and the root */
-	enum { O_RDMA_DEV = 256, O_ROOT };
+	enum { O_RDMA_DEV = 256, O_ROOT, O_TABLE, O_HOSTS, O_RANK, O_PORT, O_WAIT };
 	static const struct option lo[] = {
 		{ "rdma-device", required_argument, NULL, O_RDMA_DEV },
 		{ "root", required_argument, NULL, O_ROOT },
+		{ "ranktable", required_argument, NULL, O_TABLE },
+		{ "hosts", required_argument, NULL, O_HOSTS },
+		{ "rank", required_argument, NULL, O_RANK },
+		{ "port", required_argument, NULL, O_PORT },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "wait", required_argument, NULL, O_WAIT },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cc_pairs_opts po = { .rank = getenv("KCOLL_RANK"), .port = CC_PAIRS_PORT,
+				    .timeout_s = CC_PAIRS_TIMEOUT_S, .wait_s = CC_PAIRS_WAIT_S };
 	struct doctor d = { .env = env, .root = "/sys" };
-	int opt;
+	struct cc_pairs pairs;
+	char err[512];
+	int opt, ret;
 
 	optind = 0;	/* rescan: argv[0] is the command */
-	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	/* -T as coll-perf's and calibrate's timeout; the rest long only */
+	while ((opt = getopt_long(argc, argv, "T:", lo, NULL)) != -1) {
 		switch (opt) {
 		case O_RDMA_DEV: d.rdma_dev = optarg; break;
 		case O_ROOT: d.root = optarg; break;
+		case O_TABLE: po.ranktable = optarg; break;
+		case O_HOSTS: po.hosts = optarg; break;
+		case O_RANK: po.rank = optarg; break;
+		case O_PORT:
+			if (doctor_num(env, "port", optarg, 1, 65535, &po.port))
+				return 2;
+			break;
+		case 'T':
+			if (doctor_num(env, "timeout", optarg, 1, 3600, &po.timeout_s))
+				return 2;
+			break;
+		case O_WAIT:
+			if (doctor_num(env, "wait", optarg, 0, 86400, &po.wait_s))
+				return 2;
+			break;
 		default:
-			fprintf(stderr, "%s: usage: doctor [--rdma-device NAME] [--root DIR]\n",
-				env->prog);
+			fprintf(stderr, "%s: usage: doctor [--rdma-device NAME] [--root DIR] "
+				"[--ranktable FILE | --hosts LIST] [--rank R] [--port P] "
+				"[-T SECONDS] [--wait SECONDS]\n", env->prog);
 			return 2;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: doctor: unexpected '%s'\n", env->prog, argv[optind]);
 		return 2;
+	}
+	/* bad input is refused before any check, and before the peers are waited for */
+	if (po.ranktable || po.hosts) {
+		ret = cc_pairs_setup(&pairs, &po, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "%s: doctor: %s\n", env->prog, err);
+			return ret == -ENOMEM ? 1 : 2;
+		}
 	}
 	if (!d.rdma_dev || !*d.rdma_dev)
 		d.rdma_dev = getenv("KCOLL_DEVICE");
@@ -462,5 +524,10 @@ int cc_doctor(const struct cc_doctor_env *env, int argc, char **argv)
 	check_memlock(&d);
 	check_listen_port(&d);
 	check_secret(&d);
-	return report(&d);
+	if (!po.ranktable && !po.hosts)
+		return report(&d, NULL);
+	cc_pairs_run(&pairs);
+	ret = report(&d, &pairs);
+	cc_pairs_free(&pairs);
+	return ret;
 }

@@ -112,16 +112,19 @@ for s in "${KCVM_SHARES[@]}"; do # tag:mode:path
 	fi
 done
 
+# The source tree under test: the kcvm_top share, at its host path.
+top=
+for s in "${KCVM_SHARES[@]}"; do
+	case $s in kcvm_top:*) top=${s#kcvm_top:*:} ;; esac
+done
+
 # There is no udevd here: once kcoll.ko is loaded, do what the shipped
 # rule (udev/60-kcoll.rules of the tree under test, the kcvm_top share at
 # its host path) tells udev to do, reading MODE and GROUP from the rule
 # itself so the tests check the rule that ships.  The group is created if
 # missing, in this VM's /etc only (a tmpfs overlay of the host's).
 udev_rule() {
-	local s top='' rule line mode group i
-	for s in "${KCVM_SHARES[@]}"; do
-		case $s in kcvm_top:*) top=${s#kcvm_top:*:} ;; esac
-	done
+	local rule line mode group i
 	rule=$top/udev/60-kcoll.rules
 	line=$(grep -E '^KERNEL=="kcoll",' "$rule") || die "no KERNEL==\"kcoll\" line in $rule"
 	mode=$(sed -n 's/.*MODE="\([0-7]*\)".*/\1/p' <<<"$line")
@@ -138,14 +141,27 @@ udev_rule() {
 	say "/dev/kcoll: mode $mode, group $group (from $rule)"
 }
 
+# Test hook (selftests/lib/vm_persist.sh): when the ranks get
+# KCOLL_MODPROBE_CONF=FILE (-e), collctl config --persist keeps its
+# settings in FILE, on a --share-rw directory of the host, where the next
+# run (the next "boot") finds them.  This VM's /etc is a throwaway overlay:
+# FILE is linked in as /etc/modprobe.d/kcoll.conf before the module load,
+# so that the load reads it where it reads the real one, through
+# `modprobe -c`.  A FILE that does not exist yet is skipped by modprobe.
+for e in "${KCVM_ENV[@]}"; do
+	case $e in
+	KCOLL_MODPROBE_CONF=?*)
+		ln -sfn "${e#*=}" /etc/modprobe.d/kcoll.conf ||
+			die "cannot link ${e#*=} as /etc/modprobe.d/kcoll.conf" ;;
+	esac
+done
+
+# The module as modprobe would load it, modprobe.d's options included
+# (tools/vm/kcoll-load.sh, which a test may call again after rmmod).
 if [ -n "$KCVM_MODULE" ]; then
-	deps=$(modinfo -F depends "$KCVM_MODULE" 2>/dev/null)
-	for d in ${deps//,/ }; do
-		modprobe "$d" || die "modprobe $d (dependency of $KCVM_MODULE) failed"
-	done
 	# shellcheck disable=SC2086 # module arguments are words
-	insmod "$KCVM_MODULE" $KCVM_MODARGS || die "insmod $KCVM_MODULE failed: $(dmesg | tail -n 3)"
-	say "loaded $(basename "$KCVM_MODULE") (depends: ${deps:-none})"
+	out=$("$top/tools/vm/kcoll-load.sh" "$KCVM_MODULE" $KCVM_MODARGS 2>&1) || die "$out"
+	say "$out"
 	[ "$(basename "$KCVM_MODULE")" != kcoll.ko ] || udev_rule
 fi
 
