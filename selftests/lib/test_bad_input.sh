@@ -36,7 +36,7 @@ expect() {
 
 # algo STRING TEXT: through coll-sim --algo, collctl check-algo and explain --algo.
 algo() {
-	expect 2 "$2" "$SIM" -r 8 --algo "$1" -b 1M
+	expect 2 "$2" "$SIM" -P 8 --algo "$1" -b 1M
 	expect 1 "$2" "$CTL" check-algo "$1"
 	expect 1 "$2" "$CTL" explain --op allreduce --bytes 1M --ranks 8 --algo "$1"
 }
@@ -62,7 +62,7 @@ algo 'level1=ring' "missing ':' after \"level1\" at column 7"
 # the echo and the caret, as a whole
 expect 2 '  level0:rign
            ^~~~
-  expected one of ring,' "$SIM" -r 8 --algo 'level0:rign' -b 1M
+  expected one of ring,' "$SIM" -P 8 --algo 'level0:rign' -b 1M
 
 # rank tables: coll-sim --rank-table (libcoll's parser; coll-perf and
 # coll_comm_init_ranktable() share it)
