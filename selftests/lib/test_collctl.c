@@ -13,6 +13,8 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1005,7 +1007,10 @@ TEST(explain_takes_the_link_model_from_sysfs)
 
 /* ---------------------------------------------------- doctor, fake /sys */
 
-/* Port 1 of @dev under @root/class/infiniband: a link-local GID 0, GID 1 @gid1 (RoCE v2). */
+/*
+ * Port 1 of @dev under @root/class/infiniband: a link-local GID 0, GID 1
+ * @gid1 (RoCE v2), both on eth0, whose MTU is 1500.
+ */
 static void doctor_port(const char *root, const char *dev, const char *state, const char *gid1)
 {
 	static const char *const files[][2] = {
@@ -1027,6 +1032,7 @@ static void doctor_port(const char *root, const char *dev, const char *state, co
 	fake_put(root, rel, state);
 	snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/gids/1", dev);
 	fake_put(root, rel, gid1);
+	fake_put(root, "class/net/eth0/mtu", "1500\n");
 }
 
 TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
@@ -1039,6 +1045,8 @@ TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
 	unsetenv("KCOLL_ADDR");
 	unsetenv("KCOLL_SECRET_FILE");
 	unsetenv("KCOLL_SECRET");
+	snprintf(args, sizeof(args), "%s/kcoll.conf", root);
+	setenv("KCOLL_MODPROBE_CONF", args, 1);
 	/* a port that is down: no device, no address, exit status 1 */
 	doctor_port(root, "mlx5_0", "1: DOWN\n", "0000:0000:0000:0000:0000:ffff:0a00:0009\n");
 	snprintf(args, sizeof(args), "-D /nonexistent/kcoll doctor --root %s", root);
@@ -1052,6 +1060,11 @@ TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
 			strstr(r.out, "/nonexistent/kcoll does not exist")) TH_LOG("%s", r.out);
 	/* no listen_port parameter: no line */
 	EXPECT_EQ(NULL, strstr(r.out, "listen port")) TH_LOG("%s", r.out);
+	/* no node, no port: nothing to check, said so */
+	EXPECT_NE(NULL, strstr(r.out, "permissions  problem  /nonexistent/kcoll: No such file"))
+		TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "mtu          problem  no RoCE port to check"))
+		TH_LOG("%s", r.out);
 
 	/* an active one after it: the device, port and address libcoll takes */
 	doctor_port(root, "rxe0", "4: ACTIVE\n", "0000:0000:0000:0000:0000:ffff:0a00:020f\n");
@@ -1062,9 +1075,10 @@ TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
 		TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "address      ok       10.0.2.15 ")) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "listen port  ok       4791")) TH_LOG("%s", r.out);
-	/* the module is the one check that fails (-D names no device): status 1 */
+	/* the module and its node are the checks that fail (-D names no device) */
 	EXPECT_EQ(1, r.status) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "module       problem")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "9 checks, 2 problems")) TH_LOG("%s", r.out);
 
 	/* the named device, in JSON; the secret is never printed */
 	setenv("KCOLL_SECRET", "doctor-must-not-print-this", 1);
@@ -1075,7 +1089,7 @@ TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
 	EXPECT_NE(NULL, strstr(r.out, "\"address\":\"fd00::10\"")) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "\"rdma_device\":\"rxe1\"")) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "\"listen_port\":4791")) TH_LOG("%s", r.out);
-	EXPECT_NE(NULL, strstr(r.out, "\"problems\":1")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "\"problems\":2")) TH_LOG("%s", r.out);
 	EXPECT_NE(NULL, strstr(r.out, "KCOLL_SECRET (from the environment")) TH_LOG("%s", r.out);
 	EXPECT_EQ(NULL, strstr(r.out, "doctor-must-not-print-this")) TH_LOG("%s", r.out);
 	unsetenv("KCOLL_SECRET");
@@ -1092,6 +1106,159 @@ TEST(doctor_prints_the_address_libcoll_would_use_and_fails_without_a_port)
 
 	ASSERT_EQ(0, run(&r, "doctor --nosuch"));
 	EXPECT_EQ(2, r.status);
+	unsetenv("KCOLL_MODPROBE_CONF");
+	snprintf(args, sizeof(args), "rm -rf %s", root);
+	EXPECT_EQ(0, system(args));
+}
+
+/*
+ * A node whose one bad check is the named one: rxe0 up on eth0, a file
+ * for the kcoll node (the module check fails on it: no kcoll device; the
+ * other checks do not depend on that), and modprobe.d in @root.
+ */
+static void doctor_node(const char *root, char *args, size_t len, const char *json)
+{
+	char path[300];
+
+	doctor_port(root, "rxe0", "4: ACTIVE\n", "0000:0000:0000:0000:0000:ffff:0a00:020f\n");
+	fake_put(root, "kcoll", "");
+	snprintf(path, sizeof(path), "%s/kcoll", root);
+	chmod(path, 0660);
+	snprintf(path, sizeof(path), "%s/kcoll.conf", root);
+	setenv("KCOLL_MODPROBE_CONF", path, 1);
+	snprintf(args, len, "-D %s/kcoll %s doctor --root %s", root, json, root);
+}
+
+TEST(doctor_checks_the_mtu_of_the_ports_net_device)
+{
+	char root[] = "/tmp/test_collctl.mtu.XXXXXX", args[512];
+	struct run r;
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	unsetenv("KCOLL_DEVICE");
+	doctor_node(root, args, sizeof(args), "");
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "mtu          ok       eth0 MTU 1500: RoCE path MTU 1024 "
+			       "of rxe0 port 1 (use the same MTU on every node)\n"))
+		TH_LOG("%s", r.out);
+	fake_put(root, "class/net/eth0/mtu", "9000\n");
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "mtu          ok       eth0 MTU 9000: RoCE path MTU 4096 "))
+		TH_LOG("%s", r.out);
+	/* 1119 less 96 bytes of headers is below 1024: 512, a problem */
+	fake_put(root, "class/net/eth0/mtu", "1119\n");
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "mtu          problem  eth0 MTU 1119: RoCE path MTU 512 of "
+			       "rxe0 port 1\n")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "hint: RoCE's path MTU is the largest IB MTU (256..4096) "
+			       "that fits the Ethernet MTU less 96 bytes of headers; below 1024"))
+		TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "'ip link set eth0 mtu 1500' (or more), and use the same "
+			       "MTU on every node")) TH_LOG("%s", r.out);
+	fake_put(root, "class/net/eth0/mtu", "1120\n");
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "mtu          ok       eth0 MTU 1120: RoCE path MTU 1024 "))
+		TH_LOG("%s", r.out);
+	/* no net device to read: a problem naming the file */
+	snprintf(args, sizeof(args), "rm %s/class/net/eth0/mtu", root);
+	ASSERT_EQ(0, system(args));
+	snprintf(args, sizeof(args), "-D %s/kcoll -j doctor --root %s", root, root);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "{\"check\":\"mtu\",\"status\":\"problem\",\"detail\":"
+			       "\"eth0 (of rxe0 port 1): no MTU in ")) TH_LOG("%s", r.out);
+	unsetenv("KCOLL_MODPROBE_CONF");
+	snprintf(args, sizeof(args), "rm -rf %s", root);
+	EXPECT_EQ(0, system(args));
+}
+
+TEST(doctor_says_whether_this_user_may_open_the_node)
+{
+	char root[] = "/tmp/test_collctl.perm.XXXXXX", args[600], sudo[512];
+	const char *bin = getenv("COLLCTL_BIN");
+	struct group *g = getgrgid(0);
+	char want[256];
+	struct run r;
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	doctor_node(root, args, sizeof(args), "");
+	ASSERT_EQ(0, run(&r, args));
+	snprintf(want, sizeof(want), "permissions  ok       0660 %s:%s, this user may open it\n",
+		 getpwuid(geteuid()) ? getpwuid(geteuid())->pw_name : "?", g ? g->gr_name : "0");
+	if (geteuid())	/* the node belongs to this user then */
+		snprintf(want, sizeof(want), "permissions  ok       0660 ");
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s", r.out);
+	if (geteuid()) {
+		snprintf(args, sizeof(args), "rm -rf %s", root);
+		EXPECT_EQ(0, system(args));
+		SKIP(return, "needs root to become user 65534");
+	}
+	/* user 65534, in no group: not in the node's group, told to join it */
+	ASSERT_EQ(0, chmod(root, 0755));
+	snprintf(sudo, sizeof(sudo), "setpriv --reuid=65534 --regid=65534 --clear-groups %s",
+		 bin ? bin : "build/bin/collctl");
+	setenv("COLLCTL_BIN", sudo, 1);
+	ASSERT_EQ(0, run(&r, args));
+	if (bin)
+		setenv("COLLCTL_BIN", bin, 1);
+	else
+		unsetenv("COLLCTL_BIN");
+	EXPECT_EQ(1, r.status);
+	snprintf(want, sizeof(want), "permissions  problem  0660 root:%s, this user may not open "
+		 "it\n", g ? g->gr_name : "0");
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s", r.out);
+	snprintf(want, sizeof(want), "hint: cannot open %s/kcoll: Permission denied (mode 0660, "
+		 "group %s; this user is not in group %s): ask the administrator to add you to "
+		 "group %s (usermod -aG %s nobody, then log in again)", root, g ? g->gr_name : "0",
+		 g ? g->gr_name : "0", g ? g->gr_name : "0", g ? g->gr_name : "0");
+	EXPECT_NE(NULL, strstr(r.out, want)) TH_LOG("%s", r.out);
+	unsetenv("KCOLL_MODPROBE_CONF");
+	snprintf(args, sizeof(args), "rm -rf %s", root);
+	EXPECT_EQ(0, system(args));
+}
+
+TEST(doctor_compares_the_persisted_settings_with_the_modules)
+{
+	char root[] = "/tmp/test_collctl.pers.XXXXXX", args[512];
+	struct run r;
+
+	ASSERT_NE(NULL, mkdtemp(root));
+	doctor_node(root, args, sizeof(args), "");
+	/* no file */
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "persisted    ok       none (")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "kcoll.conf does not exist)\n")) TH_LOG("%s", r.out);
+	/* persisted, the module not loaded: modprobe will apply them */
+	fake_put(root, "kcoll.conf", "# a comment\noptions kcoll timeout_ms=12345 "
+		 "level0_gbps=12.5\n");
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "kcoll.conf: timeout_ms=12345 level0_gbps=12.5 (the module "
+			       "is not loaded; modprobe applies them)\n")) TH_LOG("%s", r.out);
+	/* loaded with other values: a problem naming both */
+	fake_put(root, "module/kcoll/parameters/timeout_ms", "30000\n");
+	fake_put(root, "module/kcoll/parameters/level0_gbps", "12.500\n");
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "persisted    problem  ")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "kcoll.conf: timeout_ms=12345 level0_gbps=12.5; timeout_ms "
+			       "is 30000 now, 12345 is persisted\n")) TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "hint: the module was loaded without modprobe, or changed "
+			       "since: reload it with modprobe")) TH_LOG("%s", r.out);
+	/* the same values (12.500 is 12.5): ok */
+	fake_put(root, "module/kcoll/parameters/timeout_ms", "12345\n");
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "level0_gbps=12.5, as the module has them\n"))
+		TH_LOG("%s", r.out);
+	/* a name the module does not have */
+	fake_put(root, "kcoll.conf", "options kcoll timeout_ms=12345 nosuch=1\n");
+	snprintf(args, sizeof(args), "-D %s/kcoll -j doctor --root %s", root, root);
+	ASSERT_EQ(0, run(&r, args));
+	EXPECT_NE(NULL, strstr(r.out, "{\"check\":\"persisted\",\"status\":\"problem\""))
+		TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "the module has no parameter nosuch\",\"hint\":\"the kernel "
+			       "ignores an unknown parameter at load: remove it with 'collctl "
+			       "config --unpersist nosuch'")) TH_LOG("%s", r.out);
+	unsetenv("KCOLL_MODPROBE_CONF");
 	snprintf(args, sizeof(args), "rm -rf %s", root);
 	EXPECT_EQ(0, system(args));
 }

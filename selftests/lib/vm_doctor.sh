@@ -8,8 +8,10 @@
 #   kcoll-vm run -n 4 --module kcoll.ko -f rxe-del:node=3,at=0 -- \
 #           selftests/lib/vm_doctor.sh broken
 #
-# healthy: every node's checks pass and each of its pairs is "ok" (exit
-# 0), then the same with -j (numbers as numbers, "failed_pairs":0).
+# healthy: every node's nine checks pass (module, permissions, rdma
+# device, mtu, address, memlock, listen port, secret, persisted: none) and
+# each of its pairs is "ok" (exit 0), then the same with -j (numbers as
+# numbers, "failed_pairs":0).
 # broken: the runner deletes the last node's rxe0 as the ranks start; that
 # node waits until it is gone, then its doctor fails the rdma device check
 # and every pair at the listen stage; every other node fails its pair with
@@ -45,6 +47,11 @@ case $mode in
 healthy)
 	[ $rc = 0 ] || fail "doctor exited $rc on a healthy cluster"
 	[ "$(count '^pair .*: ok [0-9.]* ms$')" = $((n - 1)) ] || fail "not every pair ok"
+	[ "$(count '^9 checks, 0 problems$')" = 1 ] || fail "not 9 checks, 0 problems"
+	for c in 'permissions  ok       0[0-7]* ' 'mtu          ok       .* MTU [0-9]*: RoCE path MTU ' \
+		'persisted    ok       none '; do
+		[ "$(count "^$c")" = 1 ] || fail "no line '$c'"
+	done
 	"$B"/collctl -j doctor --ranktable "$KCOLL_RANKTABLE" -T 5 >"$OUT/doctor.json" ||
 		fail "doctor -j exited $? on a healthy cluster"
 	grep -q '"failed_pairs":0' "$OUT/doctor.json" || fail "-j: $(cat "$OUT/doctor.json")"

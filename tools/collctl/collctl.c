@@ -35,7 +35,8 @@
  *   collctl [-j] doctor [--rdma-device NAME] [--root DIR]
  *                [--ranktable FILE | --hosts LIST] [--rank R] ...
  *                                        the node's readiness for a job: module,
- *                                        RDMA port and address, memlock, secret
+ *                                        permissions, RDMA port, MTU, address,
+ *                                        memlock, secret, persisted settings
  *                                        (collctl_doctor.c); with a table, on
  *                                        every node: every pair connects and
  *                                        exchanges a message (collctl_pairs.c)
@@ -221,15 +222,20 @@ static void usage(FILE *f, const char *prog)
 "                           what to check on a node before a job, one line per\n"
 "                           check, ok or problem with a hint: the module (the\n"
 "                           device opens, its version and ABI against\n"
-"                           libcoll's), the RDMA device and port libcoll would\n"
-"                           use (NAME, else $KCOLL_DEVICE, else the first with\n"
-"                           an active Ethernet port) with its state and link\n"
-"                           layer, the local address coll_comm_init_oob() would\n"
+"                           libcoll's), the device's mode and group and whether\n"
+"                           this user may open it, the RDMA device and port\n"
+"                           libcoll would use (NAME, else $KCOLL_DEVICE, else\n"
+"                           the first with an active Ethernet port) with its\n"
+"                           state and link layer, its net device's MTU and the\n"
+"                           RoCE path MTU that gives (a problem below 1024),\n"
+"                           the local address coll_comm_init_oob() would\n"
 "                           exchange ($KCOLL_ADDR, else the port's RoCE v2 GID),\n"
 "                           RLIMIT_MEMLOCK (kcoll pins buffers against it), the\n"
-"                           module's listen_port parameter when it has one, and\n"
+"                           module's listen_port parameter when it has one,\n"
 "                           where the secret would come from ($KCOLL_SECRET_FILE,\n"
-"                           $KCOLL_SECRET; never the secret).  DIR replaces /sys.\n"
+"                           $KCOLL_SECRET; never the secret), and the settings\n"
+"                           of config --persist against the module's values.\n"
+"                           DIR replaces /sys.\n"
 "                           With FILE or LIST, run on every node at once (like\n"
 "                           coll-perf), then every pair of rank R (default\n"
 "                           $KCOLL_RANK, else the one rank whose address is\n"

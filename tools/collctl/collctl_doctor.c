@@ -5,9 +5,14 @@
  *
  *   module       /dev/kcoll present and openable, the module's version and
  *                ABI against libcoll's (coll_module_info())
+ *   permissions  /dev/kcoll's mode, owner and group, and whether this user
+ *                may open it; if not, libcoll's own message, with the fix
+ *                that fits (the udev rule, or usermod -aG kcoll USER)
  *   rdma device  the RDMA device and port libcoll would use (--rdma-device,
  *                else $KCOLL_DEVICE, else the first device by name with an
  *                active Ethernet port), the port's state and link layer
+ *   mtu          the MTU of the port's net device and the RoCE path MTU it
+ *                gives (see DOCTOR_ROCE_HDR_BYTES below)
  *   address      the local address coll_comm_init_oob() would exchange:
  *                $KCOLL_ADDR, else the device's RoCE v2 GID
  *                (coll_local_addr(); here coll_local_addr_at() on --root)
@@ -18,6 +23,12 @@
  *   secret       where a communicator's secret would come from
  *                ($KCOLL_SECRET_FILE checked as libcoll checks it, or
  *                $KCOLL_SECRET); the secret itself is never printed
+ *   persisted    collctl config --persist's file ($KCOLL_MODPROBE_CONF, else
+ *                /etc/modprobe.d/kcoll.conf, read by collctl_persist.c) and
+ *                its NAME=VALUE pairs, against the loaded module's values
+ *                (/sys/module/kcoll/parameters/NAME): a difference means
+ *                the module was loaded without modprobe or changed since,
+ *                and the next load will behave differently from this one
  *
  * With --ranktable FILE or --hosts LIST (run on every node of the job at
  * once), then whether this node reaches every other one over RDMA, one line
@@ -35,24 +46,46 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <json-c/json.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "coll_internal.h"
 #include "collctl_doctor.h"
 #include "collctl_fmt.h"
 #include "collctl_pairs.h"
+#include "collctl_persist.h"
 #include "collctl_sysfs.h"
 #include "size.h"
 
 /* Below this RLIMIT_MEMLOCK an ordinary AllReduce of 32 MiB (two buffers) fails. */
 #define DOCTOR_MEMLOCK_MIN	(64ull << 20)
-#define DOCTOR_MAX_CHECKS	8
+#define DOCTOR_MAX_CHECKS	9
+/*
+ * The port's active MTU is not in sysfs (only ibv_query_port() has it), but
+ * for RoCE the kernel derives it from the net device's MTU: the largest IB
+ * MTU (256, 512, ..., 4096) that fits the Ethernet MTU less the RoCE v2
+ * headers, 96 bytes as iboe_get_mtu() counts them (GRH 40, UDP 8, BTH 12,
+ * XRC 4, AtomicETH 28, ICRC 4; rxe counts 80, which differs only for MTUs
+ * 1104..1119 and the like).  doctor does the same.
+ *
+ * The threshold is the path MTU, not the Ethernet one: below an IB MTU of
+ * 1024 (an Ethernet MTU below 1120) every chunk of an operation is cut into
+ * at least twice the packets, and such MTUs mean a tunnel or a mistake.  A
+ * stock 1500 gives 1024 and passes: requiring 1500 plus the headers would
+ * flag every default Ethernet network, on which kcoll runs fine.  The
+ * classic RoCE failure, nodes with different MTUs, cannot be seen from one
+ * node: the hint says to use the same MTU on every node.
+ */
+#define DOCTOR_ROCE_HDR_BYTES	96
+#define DOCTOR_IB_MTU_MIN	1024
 #define CAP_IPC_LOCK_BIT	14
 
 struct check {
@@ -73,6 +106,9 @@ struct doctor {
 	char dev[128], addr[INET6_ADDRSTRLEN + 16];
 	int port;
 	char listen_port[32];
+	/* the module check's answer, for the permissions check */
+	int module_ret;
+	char module_err[512];
 };
 
 static struct check *add_check(struct doctor *d, const char *name, bool ok)
@@ -106,9 +142,11 @@ static void check_module(struct doctor *d)
 	struct coll_module_info mi;
 	struct check *c;
 
-	if (coll_module_info(d->env->device, &mi)) {
+	d->module_ret = coll_module_info(d->env->device, &mi);
+	if (d->module_ret) {
+		snprintf(d->module_err, sizeof(d->module_err), "%s", coll_last_error());
 		c = add_check(d, "module", false);
-		DETAIL(c, "%s", coll_last_error());
+		DETAIL(c, "%s", d->module_err);
 		HINT(c, "load the module ('modprobe kcoll', or 'insmod kcoll.ko' from a build) "
 		     "on every node of the job");
 		return;
@@ -117,6 +155,45 @@ static void check_module(struct doctor *d)
 	DETAIL(c, "kcoll %u.%u.%u, ABI %u (libcoll %u), through %s", mi.version >> 16,
 	       (mi.version >> 8) & 0xff, mi.version & 0xff, mi.abi_version,
 	       (unsigned int)KCOLL_ABI_VERSION, dev);
+}
+
+/* ------------------------------------------------------ permissions */
+
+static void check_access(struct doctor *d)
+{
+	const char *dev = d->env->device ? d->env->device : COLL_DEVICE;
+	char pbuf[1024], gbuf[1024], owner[64], group[64];
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	struct check *c;
+	struct stat st;
+	bool may;
+
+	if (stat(dev, &st)) {
+		c = add_check(d, "permissions", false);
+		DETAIL(c, "%.256s: %s", dev, strerror(errno));
+		HINT(c, "the node appears when the module is loaded (see the module check)");
+		return;
+	}
+	getpwuid_r(st.st_uid, &pw, pbuf, sizeof(pbuf), &pwp);
+	getgrgid_r(st.st_gid, &gr, gbuf, sizeof(gbuf), &grp);
+	if (pwp)
+		snprintf(owner, sizeof(owner), "%s", pwp->pw_name);
+	else
+		snprintf(owner, sizeof(owner), "%u", (unsigned int)st.st_uid);
+	if (grp)
+		snprintf(group, sizeof(group), "%s", grp->gr_name);
+	else
+		snprintf(group, sizeof(group), "%u", (unsigned int)st.st_gid);
+	/* the open itself decides (an ACL or a security module may refuse) */
+	may = !access(dev, R_OK | W_OK) && d->module_ret != -EACCES;
+	c = add_check(d, "permissions", may);
+	DETAIL(c, "%04o %s:%s, this user may %sopen it", (unsigned int)(st.st_mode & 07777),
+	       owner, group, may ? "" : "not ");
+	/* libcoll's message names the fix that fits this node and user */
+	if (!may)
+		HINT(c, "%s", d->module_ret == -EACCES ? d->module_err :
+		     "the group of the node must be one of this user's (usermod -aG kcoll USER)");
 }
 
 /* ------------------------------------------------------ RDMA device */
@@ -282,6 +359,77 @@ static void check_address(struct doctor *d)
 	       d->dev[0] ? d->dev : "the device");
 }
 
+/* ------------------------------------------------------------ mtu */
+
+/* The net device of @d's port: that of its first GID bound to one. */
+static bool port_netdev(const struct doctor *d, char *ndev, size_t len)
+{
+	struct dirent **ent;
+	char dir[1024];
+	bool found = false;
+	int n, i;
+
+	snprintf(dir, sizeof(dir), "%s/%s/ports/%d/gid_attrs/ndevs", d->ibroot, d->dev, d->port);
+	n = scandir(dir, &ent, numeric, by_number);
+	for (i = 0; i < n; i++) {
+		if (!found && !cc_sysfs_read(dir, ent[i]->d_name, ndev, len) && ndev[0])
+			found = true;
+		free(ent[i]);
+	}
+	if (n >= 0)
+		free(ent);
+	return found;
+}
+
+/* The RoCE path MTU of an Ethernet MTU (iboe_get_mtu()); 0 below 256. */
+static int roce_mtu(long eth_mtu)
+{
+	int ib;
+
+	for (ib = 4096; ib >= 256; ib /= 2)
+		if (eth_mtu - DOCTOR_ROCE_HDR_BYTES >= ib)
+			return ib;
+	return 0;
+}
+
+static void check_mtu(struct doctor *d)
+{
+	char ndev[64], dir[700], buf[32] = "", *end = buf;
+	struct check *c;
+	long mtu;
+	int ib;
+
+	if (!d->dev[0]) {
+		c = add_check(d, "mtu", false);
+		DETAIL(c, "no RoCE port to check (see the rdma device check)");
+		return;
+	}
+	if (!port_netdev(d, ndev, sizeof(ndev))) {
+		c = add_check(d, "mtu", false);
+		DETAIL(c, "%s port %d: no GID is bound to a net device (%s/%s/ports/%d/"
+		       "gid_attrs/ndevs)", d->dev, d->port, d->ibroot, d->dev, d->port);
+		HINT(c, "a RoCE port's GIDs come from its net device's addresses: give it one");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/class/net/%s", d->root, ndev);
+	mtu = cc_sysfs_read(dir, "mtu", buf, sizeof(buf)) ? 0 : strtol(buf, &end, 10);
+	if (mtu <= 0 || *end) {
+		c = add_check(d, "mtu", false);
+		DETAIL(c, "%s (of %s port %d): no MTU in %s/mtu", ndev, d->dev, d->port, dir);
+		return;
+	}
+	ib = roce_mtu(mtu);
+	c = add_check(d, "mtu", ib >= DOCTOR_IB_MTU_MIN);
+	DETAIL(c, "%s MTU %ld: RoCE path MTU %d of %s port %d%s", ndev, mtu, ib, d->dev, d->port,
+	       ib >= DOCTOR_IB_MTU_MIN ? " (use the same MTU on every node)" : "");
+	if (!c->ok)
+		HINT(c, "RoCE's path MTU is the largest IB MTU (256..4096) that fits the "
+		     "Ethernet MTU less %d bytes of headers; below %d every chunk travels in "
+		     "small packets: 'ip link set %s mtu 1500' (or more), and use the same MTU "
+		     "on every node (mismatched MTUs between nodes are a classic RoCE failure)",
+		     DOCTOR_ROCE_HDR_BYTES, DOCTOR_IB_MTU_MIN, ndev);
+}
+
 /* -------------------------------------------------------- memlock */
 
 static bool has_ipc_lock(void)
@@ -380,6 +528,84 @@ static void check_secret(struct doctor *d)
 	else
 		DETAIL(c, "none set: coll_comm_init_oob() draws one per communicator; a rank "
 		       "table job admits peers by address alone (KCOLL_SECRET_FILE)");
+}
+
+/* ------------------------------------------------------ persisted */
+
+struct persisted {
+	char dir[600];			/* the module's parameters */
+	bool loaded;
+	char pairs[256], diff[256];	/* "a=1 b=2", the first difference */
+	char unknown[64];		/* a persisted NAME the module does not have */
+};
+
+/* Whether @a and @b are the same value: the same text, or the same number. */
+static bool same_value(const char *a, const char *b)
+{
+	char *ea, *eb;
+	double x, y;
+
+	if (!strcmp(a, b))
+		return true;
+	x = strtod(a, &ea);
+	y = strtod(b, &eb);
+	return ea != a && eb != b && !*ea && !*eb && x == y;
+}
+
+static void persisted_pair(void *ctx, const char *name, const char *value)
+{
+	struct persisted *p = ctx;
+	size_t used = strlen(p->pairs);
+	char now[256];
+
+	if (used < sizeof(p->pairs))
+		snprintf(p->pairs + used, sizeof(p->pairs) - used, "%s%s%s%s", used ? " " : "",
+			 name, value ? "=" : "", value ? value : "");
+	/* a bare NAME is modprobe's "true": nothing to compare */
+	if (!p->loaded || !value || p->diff[0] || p->unknown[0])
+		return;
+	if (cc_sysfs_read(p->dir, name, now, sizeof(now)))
+		snprintf(p->unknown, sizeof(p->unknown), "%s", name);
+	else if (!same_value(now, value))
+		snprintf(p->diff, sizeof(p->diff), "%.64s is %.64s now, %.64s is persisted", name,
+			 now, value);
+}
+
+static void check_persisted(struct doctor *d)
+{
+	struct persisted p = { .loaded = false };
+	const char *path = NULL;
+	struct check *c;
+	struct stat st;
+
+	snprintf(p.dir, sizeof(p.dir), "%s/module/kcoll/parameters", d->root);
+	p.loaded = !stat(p.dir, &st);
+	if (cc_persist_each(d->env->prog, &path, persisted_pair, &p)) {
+		c = add_check(d, "persisted", false);
+		DETAIL(c, "cannot read %s (see the message above)", path);
+		HINT(c, "collctl config --show-persistent reads the same file");
+		return;
+	}
+	if (!p.pairs[0]) {
+		c = add_check(d, "persisted", true);
+		DETAIL(c, "none (%s %s)", path, stat(path, &st) ? "does not exist" :
+		       "holds no options kcoll line");
+		return;
+	}
+	c = add_check(d, "persisted", !p.diff[0] && !p.unknown[0]);
+	if (p.unknown[0]) {
+		DETAIL(c, "%s: %s; the module has no parameter %s", path, p.pairs, p.unknown);
+		HINT(c, "the kernel ignores an unknown parameter at load: remove it with "
+		     "'collctl config --unpersist %s'", p.unknown);
+	} else if (p.diff[0]) {
+		DETAIL(c, "%s: %s; %s", path, p.pairs, p.diff);
+		HINT(c, "the module was loaded without modprobe, or changed since: reload it "
+		     "with modprobe (modprobe -r kcoll; modprobe kcoll) or run collctl config "
+		     "NAME VALUE");
+	} else {
+		DETAIL(c, "%s: %s%s", path, p.pairs, p.loaded ? ", as the module has them" :
+		       " (the module is not loaded; modprobe applies them)");
+	}
 }
 
 /* ---------------------------------------------------------- output */
@@ -519,11 +745,14 @@ int cc_doctor(const struct cc_doctor_env *env, int argc, char **argv)
 		d.rdma_dev = NULL;
 	snprintf(d.ibroot, sizeof(d.ibroot), "%s/class/infiniband", d.root);
 	check_module(&d);
+	check_access(&d);
 	check_rdma(&d);
+	check_mtu(&d);
 	check_address(&d);
 	check_memlock(&d);
 	check_listen_port(&d);
 	check_secret(&d);
+	check_persisted(&d);
 	if (!po.ranktable && !po.hosts)
 		return report(&d, NULL);
 	cc_pairs_run(&pairs);

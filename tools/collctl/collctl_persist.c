@@ -2,7 +2,8 @@
 /*
  * collctl config --persist, --unpersist, --show-persistent: tunables kept
  * as `options kcoll NAME=VALUE` in /etc/modprobe.d/kcoll.conf, which
- * modprobe applies at every load of the module, boot included.
+ * modprobe applies at every load of the module, boot included.  collctl
+ * doctor reads the same pairs through cc_persist_each().
  *
  * The file may hold more than collctl's line (comments, other modules'
  * options, an administrator's own lines): collctl owns the first `options
@@ -327,6 +328,19 @@ static int persist_remove(const char *prog, const char *name)
 	pfile_free(&f);
 	close(lock);
 	return ret || i < 0 ? 1 : 0;
+}
+
+int cc_persist_each(const char *prog, const char **path, cc_persist_fn fn, void *ctx)
+{
+	struct pfile f = { 0 };
+	size_t i;
+	int ret = pfile_load(prog, &f);
+
+	*path = f.path;
+	for (i = 0; !ret && i < f.npairs; i++)
+		fn(ctx, f.names[i], f.vals[i]);
+	pfile_free(&f);
+	return ret;
 }
 
 static int persist_show(const char *prog, bool json)

@@ -33,4 +33,14 @@ int cc_persist_cmd(const char *prog, bool json, int argc, char **argv, cc_config
 /* Record NAME=VALUE in the file (the path: $KCOLL_MODPROBE_CONF or the default). */
 int cc_persist_put(const char *prog, const char *name, const char *value);
 
+/* One persisted pair: @value is NULL for a bare NAME. */
+typedef void (*cc_persist_fn)(void *ctx, const char *name, const char *value);
+
+/*
+ * The file's path into *@path and @fn for each pair of collctl's line, in
+ * order (collctl doctor).  0, also when there is no file; else -errno, with
+ * the reason printed.
+ */
+int cc_persist_each(const char *prog, const char **path, cc_persist_fn fn, void *ctx);
+
 #endif /* COLLCTL_PERSIST_H */

@@ -114,7 +114,8 @@ static void usage(FILE *f)
 "                             creation) and with connect-on-need (only the pairs a\n"
 "                             plan names); receive memory at the module's defaults.\n"
 "                             Every rank's plan up to 1024 ranks, an even sample of\n"
-"                             1024 beyond (handshakes then estimated, marked ~)\n"
+"                             1024 beyond (handshakes then estimated, marked ~);\n"
+"                             on a terminal, the progress on stderr\n"
 "    -V, --version            versions of coll-sim, libcoll and the loaded module\n"
 "    -h, --help               this text\n"
 "\n"
@@ -700,19 +701,26 @@ static int table_row(struct ctx *x, u64 bytes, json_object *arr)
 
 /*
  * Progress of long work on stderr, only when stderr is a terminal and the
- * output is not JSON: "[size 3/12, algorithm 5/14]", rewritten in place
- * and erased before a row is printed, so pipes and files never see it.
+ * output is not JSON: "[size 3/12, algorithm 5/14]" (--scaling: "[ranks
+ * 3/8, ...]"), rewritten in place and erased before a row is printed, so
+ * pipes and files never see it.
  */
 static bool progress_on;
 
-static void progress(u32 s, u32 nsizes, u32 a, u32 nalgos)
+static void progress_of(const char *what, u32 s, u32 nsteps, u32 a, u32 nalgos)
 {
 	if (!progress_on)
 		return;
 	if (nalgos)
-		fprintf(stderr, "\r[size %u/%u, algorithm %u/%u]", s + 1, nsizes, a + 1, nalgos);
+		fprintf(stderr, "\r[%s %u/%u, algorithm %u/%u]", what, s + 1, nsteps, a + 1,
+			nalgos);
 	else
-		fprintf(stderr, "\r[size %u/%u]", s + 1, nsizes);
+		fprintf(stderr, "\r[%s %u/%u]", what, s + 1, nsteps);
+}
+
+static void progress(u32 s, u32 nsizes, u32 a, u32 nalgos)
+{
+	progress_of("size", s, nsizes, a, nalgos);
 }
 
 static void progress_clear(void)
@@ -1057,9 +1065,12 @@ static int scaling(struct ctx *x, u64 bytes)
 	u32 k = x->o->per_server ? x->o->per_server : 1, pmax = x->o->ranks ? x->o->ranks : 65536;
 	json_object *arr = x->o->json ? json_object_new_array() : NULL;
 	char err[256], m[32];
-	u32 n, i;
+	u32 n, i, step = 0, nsteps = 0;
 	u64 p;		/* wider than --ranks: p * 4 cannot wrap */
 	int rc = 0;
+
+	for (p = 4; p <= pmax; p *= 4)
+		nsteps += p >= k && !(p % k);
 
 	if (!arr) {
 		printf("# coll-sim --scaling: %s of %llu bytes, %u rank(s) per server; receive "
@@ -1093,9 +1104,13 @@ static int scaling(struct ctx *x, u64 bytes)
 		name[n++] = "auto";
 		for (i = 0; i < n; i++) {
 			struct scale_row r;
+			int bad;
 
 			err[0] = '\0';
-			if (scale_measure(&t, &op, &c[i], &r, err, sizeof(err))) {
+			progress_of("ranks", step, nsteps, i, n);
+			bad = scale_measure(&t, &op, &c[i], &r, err, sizeof(err));
+			progress_clear();
+			if (bad) {
 				/* An algorithm that cannot run this size or op: skipped, said why. */
 				if (!arr)
 					printf("  %6llu %-12s %s\n", (unsigned long long)p, name[i],
@@ -1109,6 +1124,7 @@ static int scaling(struct ctx *x, u64 bytes)
 		}
 		kc_topo_free(&t);
 		fflush(stdout);
+		step++;
 	}
 	if (arr) {
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
