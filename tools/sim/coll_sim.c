@@ -168,34 +168,6 @@ static int bad(const char *fmt, const char *arg)
 	return 2;
 }
 
-/* --NAME VALUE as a whole number in lo..hi: 0, or 2 with the range said. */
-static int ranged(const char *name, const char *s, u64 lo, u64 hi, u64 *v)
-{
-	char err[160];
-
-	if (!parse_ranged(s, lo, hi, v, err, sizeof(err)))
-		return 0;
-	fprintf(stderr, "coll-sim: --%s %s\n", name, err);
-	return 2;
-}
-
-/* --NAME SIZE up to COLL_SIM_MAX_BYTES: 0, or 2 with why. */
-static int size_arg(const char *name, const char *s, u64 *v)
-{
-	char err[160], max[16];
-
-	if (parse_size(s, v, err, sizeof(err))) {
-		fprintf(stderr, "coll-sim: --%s: %s\n", name, err);
-		return 2;
-	}
-	if (*v > COLL_SIM_MAX_BYTES) {
-		fprintf(stderr, "coll-sim: --%s %s out of range 0..%s\n", name, s,
-			format_size(COLL_SIM_MAX_BYTES, max, sizeof(max)));
-		return 2;
-	}
-	return 0;
-}
-
 static int parse_double(const char *s, double *v)
 {
 	char *end;
@@ -306,19 +278,20 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "P:k:s:t:A:d:r:b:e:f:jxVh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'P':
-			if (ranged("ranks", optarg, 1, COLL_SIM_MAX_RANKS, &v))
+			if (arg_ranged("coll-sim", "ranks", optarg, 1, COLL_SIM_MAX_RANKS, &v))
 				return 2;
 			o->ranks = (u32)v;
 			break;
 		case 'k':
-			if (ranged("per-server", optarg, 1, COLL_SIM_MAX_RANKS, &v))
+			if (arg_ranged("coll-sim", "per-server", optarg, 1, COLL_SIM_MAX_RANKS, &v))
 				return 2;
 			o->per_server = (u32)v;
 			break;
 		case 'r':
 		case O_RANK:
 			/* the upper bound is the topology's: checked in make_topo() */
-			if (ranged(c == 'r' ? "root" : "rank", optarg, 0, COLL_SIM_MAX_RANKS - 1, &v))
+			if (arg_ranged("coll-sim", c == 'r' ? "root" : "rank", optarg, 0,
+				       COLL_SIM_MAX_RANKS - 1, &v))
 				return 2;
 			if (c == 'r')
 				o->root = (u32)v;
@@ -326,14 +299,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				o->rank = (u32)v;
 			break;
 		case O_CHUNK:
-			if (size_arg("chunk", optarg, &v))
+			if (arg_size("coll-sim", "chunk", optarg, 0, COLL_SIM_MAX_BYTES, &v))
 				return 2;
 			if (v < 8 || v > (1u << 30))
 				return bad("--chunk %s out of range 8..1G", optarg);
 			o->chunk = (u32)v;
 			break;
 		case O_WINDOW:
-			if (ranged("window", optarg, 1, 65536, &v))
+			if (arg_ranged("coll-sim", "window", optarg, 1, 65536, &v))
 				return 2;
 			o->window = (u32)v;
 			break;
@@ -408,8 +381,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_BYTES:
 		case 'b':
 		case 'e':
-			if (size_arg(c == O_BYTES ? "bytes" : c == 'b' ? "minbytes" : "maxbytes",
-				     optarg, &v))
+			if (arg_size("coll-sim", c == O_BYTES ? "bytes" : c == 'b' ? "minbytes" : "maxbytes",
+				     optarg, 0, COLL_SIM_MAX_BYTES, &v))
 				return 2;
 			if (c == O_BYTES)
 				o->minb = o->maxb = v;
@@ -419,7 +392,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				o->maxb = v;
 			break;
 		case 'f':
-			if (ranged("stepfactor", optarg, 2, 1024, &v))
+			if (arg_ranged("coll-sim", "stepfactor", optarg, 2, 1024, &v))
 				return 2;
 			o->factor = v;
 			break;
