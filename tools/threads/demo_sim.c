@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * demo_sim: an AllReduce across simulated ranks (one thread per rank, the
+ * demo_sim: an AllReduce across simulated ranks (ranks in one process, the
  * kernel's executor and plans, real data, in-process message queues), in
  * the nccl-tests table format: `make demo` without VMs or the module.
- * Times are of threads on this machine, not of a network.
+ * Times are of this machine's CPUs, not of a network.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: demo_sim [-n RANKS] [-b MIN] [-e MAX] [-f FACTOR] [-A ALGO]\n"
-		"Run AllReduce (fp32, sum) across RANKS threads with kcoll's plans and\n"
+		"Run AllReduce (fp32, sum) across RANKS in-process ranks with kcoll's plans and\n"
 		"executor and print time, algbw, busbw and #wrong per size.\n\n"
 		"  -n, --ranks N       simulated ranks, 1..1024 (default 8)\n"
 		"  -b, --minbytes N    smallest size in bytes, 4..1G (default 8)\n"
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	if (kc_topo_init(&topo, n, NULL, NULL, NULL, 0))
 		return 1;
 	w = tw_create(n);
-	printf("# kcoll demo: AllReduce across %u simulated ranks (threads, in-process queues)\n",
+	printf("# kcoll demo: AllReduce across %u simulated ranks (in-process queues)\n",
 	       n);
 	printf("# algorithm: %s\n#\n", kc_algo_name(algo));
 	printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s %6s\n", "size", "count",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The threaded transport: one thread per rank in one process, a message
- * queue (inbox) per rank, credits returned as messages.  It runs the
+ * The threaded transport: ranks in one process, served by a thread per
+ * CPU, a message queue (inbox) per rank, credits returned as messages.  It runs the
  * shared executor exactly as the kernel does, with real data.  A rank
  * whose operation fails is gone for the others (kc_exec_peer_gone() with
  * -ECONNRESET), as a failed communicator disconnects in the module; when
