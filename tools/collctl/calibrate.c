@@ -129,14 +129,11 @@ static int parse_uint(const struct calib *c, const char *name, const char *s, un
 		      unsigned long max, unsigned long *out)
 {
 	uint64_t v;
-	char err[160];
+	int ret = cmd_arg_ranged(c->env->prog, "calibrate", name, s, min, max, &v);
 
-	if (parse_ranged(s, min, max, &v, err, sizeof(err))) {
-		fprintf(stderr, "%s: calibrate: --%s %s\n", c->env->prog, name, err);
-		return -EINVAL;
-	}
-	*out = (unsigned long)v;
-	return 0;
+	if (!ret)
+		*out = (unsigned long)v;
+	return ret;
 }
 
 static int parse_args(struct calib *c, int argc, char **argv)

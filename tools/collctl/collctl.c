@@ -764,14 +764,11 @@ static int parse_u32_opt(const struct ctl *c, const char *cmd, const char *name,
 			 u32 min, u32 *out)
 {
 	uint64_t v;
-	char err[160];
+	int ret = cmd_arg_ranged(c->prog, cmd, name, s, min, UINT32_MAX, &v);
 
-	if (parse_ranged(s, min, UINT32_MAX, &v, err, sizeof(err))) {
-		fprintf(stderr, "%s: %s: --%s %s\n", c->prog, cmd, name, err);
-		return -EINVAL;
-	}
-	*out = (u32)v;
-	return 0;
+	if (!ret)
+		*out = (u32)v;
+	return ret;
 }
 
 static int explain_args(const struct ctl *c, int argc, char **argv, struct explain_opts *o)

@@ -666,15 +666,12 @@ static int report(struct doctor *d, const struct cc_pairs *pairs)
 static int doctor_num(const struct cc_doctor_env *env, const char *name, const char *s,
 		      uint64_t lo, uint64_t hi, unsigned int *out)
 {
-	char err[160];
 	uint64_t v;
+	int ret = cmd_arg_ranged(env->prog, "doctor", name, s, lo, hi, &v);
 
-	if (parse_ranged(s, lo, hi, &v, err, sizeof(err))) {
-		fprintf(stderr, "%s: doctor: --%s %s\n", env->prog, name, err);
-		return -EINVAL;
-	}
-	*out = (unsigned int)v;
-	return 0;
+	if (!ret)
+		*out = (unsigned int)v;
+	return ret;
 }
 
 int cc_doctor(const struct cc_doctor_env *env, int argc, char **argv)

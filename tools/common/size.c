@@ -183,6 +183,17 @@ int arg_ranged(const char *prog, const char *name, const char *s, uint64_t lo, u
 	return 2;
 }
 
+int cmd_arg_ranged(const char *prog, const char *cmd, const char *name, const char *s,
+		   uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char err[160];
+
+	if (!parse_ranged(s, lo, hi, out, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "%s: %s: --%s %s\n", prog, cmd, name, err);
+	return -EINVAL;
+}
+
 int arg_size(const char *prog, const char *name, const char *s, uint64_t lo, uint64_t hi,
 	     uint64_t *out)
 {

@@ -42,5 +42,11 @@ int arg_ranged(const char *prog, const char *name, const char *s, uint64_t lo, u
 	       uint64_t *out);
 int arg_size(const char *prog, const char *name, const char *s, uint64_t lo, uint64_t hi,
 	     uint64_t *out);
+/*
+ * The same for a subcommand's option (collctl CMD --NAME): "PROG: CMD:
+ * --NAME ..." on stderr and -EINVAL, for the subcommand to return.
+ */
+int cmd_arg_ranged(const char *prog, const char *cmd, const char *name, const char *s,
+		   uint64_t lo, uint64_t hi, uint64_t *out);
 
 #endif
