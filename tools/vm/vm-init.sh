@@ -50,6 +50,11 @@ mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs /run
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+# What udev makes on a real system; bash's <(cmd) needs /dev/fd (dkms does).
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 mkdir -p /var/tmp /var/lib /var/log /run/kcvm
 ln -s /run /var/run
 chmod 1777 /var/tmp
