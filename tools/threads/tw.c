@@ -265,9 +265,8 @@ static void tw_serve(struct tw_world *w, struct tw_rank *rk)
 	tw_now(&rk->last_event);
 	pthread_mutex_unlock(&w->lock);
 
-	if (todo == TW_TODO_START) {
+	if (todo == TW_TODO_START)
 		st = tw_start(rk);
-	}
 	while (m && st == -EINPROGRESS && !rk->dead) {
 		struct tw_msg *next = m->next;
 
