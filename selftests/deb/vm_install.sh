@@ -46,7 +46,7 @@ progress() {
 	local l
 	while sleep 60; do
 		l=$(tail -n1 /var/lib/dkms/kcoll/*/build/make.log 2>/dev/null)
-		echo "deb-vm: ... $(elapsed): ${l:-dpkg -i, before the build}"
+		echo "deb-vm: ... $(elapsed): ${l:-dpkg -i, dkms outside its make (add, install, depmod)}"
 	done
 }
 # dpkg -i runs kcoll-dkms's postinst: dkms add, build, install, depmod.
