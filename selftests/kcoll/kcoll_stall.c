@@ -164,9 +164,12 @@ static void hold_back(struct __test_metadata *_metadata, const struct cluster *c
 	}
 	survivors_done(_metadata, c->nranks, done);
 	if (how == HOLD_CUT) {
+		double asked = stamp(c->rank, "stall-rejoin");
+
 		link_request(true);
-		/* The runner's next poll, and ARP answered again. */
-		sleep_ms(2000);
+		/* Up again, and ARP answered. */
+		link_done_wait(env_u32("KCOLL_NODE", 0), true, asked, 30000);
+		sleep_ms(1000);
 		close(fd);
 		return;
 	}
@@ -229,9 +232,11 @@ static void stall_case(struct __test_metadata *_metadata, unsigned int k, enum h
 	}
 	if (how == HOLD_CUT) {
 		stamp(c.rank, "stall-ready");
-		ASSERT_LT(0, stamp_wait(last, "stall-cut", HOLD_MAX_MS));
-		/* The runner's poll: cut for sure. */
-		sleep_ms(1000);
+		t0 = stamp_wait(last, "stall-cut", HOLD_MAX_MS);
+		ASSERT_LT(0, t0);
+		/* Cut for sure: the runner polls for requests. */
+		ASSERT_LT(0, link_done_wait(last / env_u32("KCOLL_RANKS_PER_NODE", 1), false,
+					    t0, 10000));
 	}
 	ASSERT_EQ(0, allreduce(fd, b, COUNT));
 	t0 = kc_now_s();

@@ -17,8 +17,8 @@
 
 #include "kcoll_util.h"
 
-/* A file of rank @rank's directory in the run directory (shared by all VMs). */
-static inline void stamp_path(char *p, size_t len, unsigned int rank, const char *name)
+/* A file @name of the runner's out/ directory (shared by all VMs). */
+static inline void out_path(char *p, size_t len, const char *name)
 {
 	char dir[PATH_MAX / 2];
 	char *slash;
@@ -27,7 +27,16 @@ static inline void stamp_path(char *p, size_t len, unsigned int rank, const char
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	snprintf(p, len, "%s/rank.%u/%s", dir, rank, name);
+	snprintf(p, len, "%s/%s", dir, name);
+}
+
+/* A file of rank @rank's directory in the run directory. */
+static inline void stamp_path(char *p, size_t len, unsigned int rank, const char *name)
+{
+	char rel[PATH_MAX / 2];
+
+	snprintf(rel, sizeof(rel), "rank.%u/%s", rank, name);
+	out_path(p, len, rel);
 }
 
 /* Write our stamp @name; returns its time on the host's clock, or -1. */
@@ -49,21 +58,31 @@ static inline double stamp(unsigned int rank, const char *name)
 	return st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
 }
 
-/* Wait up to @ms for rank @rank's stamp @name; its host time, or -1. */
-static inline double stamp_wait(unsigned int rank, const char *name, unsigned int ms)
+/* Wait up to @ms for file @p to exist with a host time of @after or later; that time, or -1. */
+static inline double path_wait(const char *p, double after, unsigned int ms)
 {
-	char p[PATH_MAX];
 	struct stat st;
-	double until = kc_now_s() * 1e3 + ms;
+	double until = kc_now_s() * 1e3 + ms, t;
 
-	stamp_path(p, sizeof(p), rank, name);
 	for (;;) {
-		if (!stat(p, &st))
-			return st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+		if (!stat(p, &st)) {
+			t = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+			if (t >= after)
+				return t;
+		}
 		if (kc_now_s() * 1e3 > until)
 			return -1;
 		sleep_ms(5);
 	}
+}
+
+/* Wait up to @ms for rank @rank's stamp @name; its host time, or -1. */
+static inline double stamp_wait(unsigned int rank, const char *name, unsigned int ms)
+{
+	char p[PATH_MAX];
+
+	stamp_path(p, sizeof(p), rank, name);
+	return path_wait(p, 0, ms);
 }
 
 /*
@@ -72,7 +91,7 @@ static inline double stamp_wait(unsigned int rank, const char *name, unsigned in
  * so the VM itself, its eth0 and rxe0 stay as they are and its packets
  * are lost, as when a cable or a switch goes.  The runner carries a
  * request out on its next poll (0.2 s); a cut is stamped before it is
- * asked for, so times measured from the stamp are upper bounds.
+ * asked for, and the runner stamps when it did (link_done_wait()).
  */
 /* Ask the runner for fault @act ("link-down", "kill-vm") on this rank's node. */
 static inline int fault_request(const char *act)
@@ -96,6 +115,21 @@ static inline int fault_request(const char *act)
 static inline int link_request(bool up)
 {
 	return fault_request(up ? "link-up" : "link-down");
+}
+
+/*
+ * When the runner set node @node's link down (@up false) or up, at or
+ * after host time @asked (a stamp written before the request), waiting
+ * up to @ms: the runner stamps out/fault.link-ACTION.nodeN once done.
+ * A time measured from it leaves out how long the runner took to poll.
+ */
+static inline double link_done_wait(unsigned int node, bool up, double asked, unsigned int ms)
+{
+	char p[PATH_MAX], name[64];
+
+	snprintf(name, sizeof(name), "fault.%s.node%u", up ? "link-up" : "link-down", node);
+	out_path(p, sizeof(p), name);
+	return path_wait(p, asked, ms);
 }
 
 #endif /* KCOLL_STAMP_H */
