@@ -25,8 +25,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/dkms/kernels.sh"
 out=${DEB_OUT:-$top/build/deb}
 vm=${KCOLL_VM:-$top/tools/vm/kcoll-vm}
-pkgs=(kcoll-dkms libcoll1 libcoll-dev libcoll-mpi kcoll-tools)
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+. "$top/selftests/deb/deb_checks.sh"
+pkgs=("${KCOLL_PKGS[@]}")
+ver=$(kcoll_version "$top")
 triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 libdir=/usr/lib/$triplet
 mok_dir=/var/lib/dkms
@@ -39,18 +40,12 @@ fail=0
 die() { echo "check-deb: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 bad() { echo "not ok: $*" >&2; fail=1; }
-# The state of a package in dpkg's database, "not-installed" if unknown.
-pkg_state() { dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null || echo not-installed; }
 
 [ "$(id -u)" = 0 ] || die "needs root (dpkg -i, dkms)"
 [ -n "$ver" ] || die "no PACKAGE_VERSION in $top/dkms.conf"
 command -v lintian >/dev/null || die "lintian is not installed (make deps installs it)"
-debs=()
-for p in "${pkgs[@]}"; do
-	f=$(ls "$out/${p}_${ver}_"*.deb 2>/dev/null | head -n1 || true)
-	[ -n "$f" ] || die "no $out/${p}_${ver}_*.deb (make deb builds them)"
-	debs+=("$f")
-done
+deb_paths "$out" "$ver" "${pkgs[@]}" || die "$DEB_ERR"
+debs=("${DEBS[@]}")
 for p in "${pkgs[@]}"; do
 	s=$(pkg_state "$p")
 	[ "$s" = not-installed ] || die "$p is already on this host ($s); not touching it"
@@ -190,27 +185,9 @@ fi
 # ---------------------------------------------------------------- remove
 echo "# dpkg -r, dpkg -P"
 dpkg -r "${pkgs[@]}" >"$tmp/dpkg-r.log" 2>&1 || { cat "$tmp/dpkg-r.log" >&2; bad "dpkg -r failed"; }
-for rel in "${kernels[@]}"; do
-	ls "/lib/modules/$rel/updates/dkms/kcoll.ko"* >/dev/null 2>&1 &&
-		bad "$rel: kcoll.ko still installed after dpkg -r" || ok "$rel: kcoll.ko removed"
-done
-dkms status -m kcoll 2>/dev/null | grep -q . && bad "dkms still lists kcoll: $(dkms status -m kcoll)" ||
-	ok "no dkms entry for kcoll"
+check_removed "${kernels[@]}"
 dpkg -P "${pkgs[@]}" >"$tmp/dpkg-p.log" 2>&1 || { cat "$tmp/dpkg-p.log" >&2; bad "dpkg -P failed"; }
-for p in "${pkgs[@]}"; do
-	[ "$(pkg_state "$p")" = not-installed ] || bad "$p is still known to dpkg: $(pkg_state "$p")"
-done
-ls -d /usr/src/kcoll-* >/dev/null 2>&1 && bad "left: $(ls -d /usr/src/kcoll-*)" || ok "no /usr/src/kcoll-*"
-[ ! -e /var/lib/dkms/kcoll ] && ok "no /var/lib/dkms/kcoll" || bad "/var/lib/dkms/kcoll is left"
-left=0
-while read -r f; do
-	# directories (/usr/bin, ...) belong to other packages too
-	if [ -e "$f" ] && [ ! -d "$f" ] || [ -L "$f" ]; then
-		bad "left after purge: $f"
-		left=$((left + 1))
-	fi
-done <"$tmp/files.txt"
-[ $left = 0 ] && ok "none of the packages' $(wc -l <"$tmp/files.txt") paths is left"
+check_purged "$tmp/files.txt" "${pkgs[@]}"
 
 echo "# check-deb took $((SECONDS - t0)) s after the build"
 [ $fail = 0 ] && echo "check-deb: passed (${kernels[*]})"

@@ -19,17 +19,14 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${DEB_OUT:-$top/build/deb}
 vm=${KCOLL_VM:-$top/tools/vm/kcoll-vm}
-pkgs=(kcoll-dkms libcoll1 libcoll-dev libcoll-mpi kcoll-tools)
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
+. "$top/selftests/deb/deb_checks.sh"
+ver=$(kcoll_version "$top")
 
 die() { echo "check-deb-vm: $*" >&2; exit 1; }
 [ -n "$ver" ] || die "no PACKAGE_VERSION in $top/dkms.conf"
+deb_paths "$out" "$ver" "${KCOLL_PKGS[@]}" || die "$DEB_ERR"
 debs=()
-for p in "${pkgs[@]}"; do
-	f=$(ls "$out/${p}_${ver}_"*.deb 2>/dev/null | head -n1 || true)
-	[ -n "$f" ] || die "no $out/${p}_${ver}_*.deb (make deb builds them)"
-	debs+=("$(readlink -f "$f")")
-done
+for f in "${DEBS[@]}"; do debs+=("$(readlink -f "$f")"); done
 case "${debs[0]}" in
 "$top"/*) ;;
 *) die "the packages must lie in the tree the VM sees ($top), not in $out";;

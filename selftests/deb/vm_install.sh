@@ -14,6 +14,7 @@
 #
 #   vm_install.sh DEB...
 set -u
+. "$(dirname "$0")/deb_checks.sh"
 
 rel=$(uname -r)
 fail=0
@@ -63,7 +64,7 @@ else
 fi
 grep -E 'Building (for|initial)|Installing to' /tmp/dpkg-i.log | sed 's/^/deb-vm:   /'
 for p in $names; do
-	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)
+	s=$(pkg_state "$p")
 	[ "$s" = installed ] && ok "$p installed" || bad "$p is '$s', not installed"
 done
 dpkg -L $names 2>/dev/null | sort -u >/tmp/files.txt
@@ -83,15 +84,8 @@ modprobe kcoll && ok "modprobe kcoll" || bad "modprobe kcoll failed"
 	bad "modinfo -n kcoll is $(modinfo -n kcoll), not $ko"
 # No udevd in the VM: apply the packaged rule as udev would.
 rule=/usr/lib/udev/rules.d/60-kcoll.rules
-if [ -f "$rule" ]; then
-	line=$(grep -E '^KERNEL=="kcoll",' "$rule")
-	mode=$(sed -n 's/.*MODE="\([0-7]*\)".*/\1/p' <<<"$line")
-	group=$(sed -n 's/.*GROUP="\([^"]*\)".*/\1/p' <<<"$line")
-	chgrp "$group" /dev/kcoll && chmod "$mode" /dev/kcoll
-	ok "udev rule $rule: group $group, mode $mode"
-else
-	bad "no $rule from kcoll-dkms"
-fi
+what=$("$(dirname "$0")/../../tools/vm/udev-apply.sh" "$rule" 2>&1) &&
+	ok "udev rule $rule: $what" || bad "$what"
 [ -c /dev/kcoll ] && [ "$(stat -c %G /dev/kcoll)" = kcoll ] && ok "$(ls -l /dev/kcoll)" ||
 	bad "/dev/kcoll missing or not of group kcoll"
 /usr/bin/collctl show >/tmp/show.txt 2>&1 && ok "collctl show: $(head -n1 /tmp/show.txt)" ||
@@ -101,27 +95,10 @@ modprobe -r kcoll || bad "modprobe -r kcoll"
 t0=$SECONDS
 DEBIAN_FRONTEND=noninteractive dpkg -r $names >/tmp/dpkg-r.log 2>&1 && ok "dpkg -r ($(elapsed))" ||
 	{ cat /tmp/dpkg-r.log; bad "dpkg -r failed"; }
-ls /lib/modules/$rel/updates/dkms/kcoll.ko* >/dev/null 2>&1 && bad "kcoll.ko still installed after dpkg -r" ||
-	ok "kcoll.ko removed from /lib/modules/$rel"
-dkms status -m kcoll 2>/dev/null | grep -q . && bad "dkms still lists kcoll: $(dkms status -m kcoll)" ||
-	ok "dkms lists no kcoll"
+check_removed "$rel"
 DEBIAN_FRONTEND=noninteractive dpkg -P $names >/tmp/dpkg-p.log 2>&1 && ok "dpkg -P" ||
 	{ cat /tmp/dpkg-p.log; bad "dpkg -P failed"; }
-for p in $names; do
-	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || echo not-installed)
-	[ "$s" = not-installed ] || bad "$p is still known to dpkg: $s"
-done
-left=0
-while read -r f; do
-	# directories (/usr/bin, ...) belong to other packages too
-	if [ -e "$f" ] && [ ! -d "$f" ] || [ -L "$f" ]; then
-		bad "left after purge: $f"
-		left=$((left + 1))
-	fi
-done </tmp/files.txt
-[ $left = 0 ] && ok "none of the packages' $(wc -l </tmp/files.txt) paths is left"
-ls -d /usr/src/kcoll-* >/dev/null 2>&1 && bad "left: $(ls -d /usr/src/kcoll-*)" || ok "no /usr/src/kcoll-*"
-[ ! -e /var/lib/dkms/kcoll ] && ok "no /var/lib/dkms/kcoll" || bad "/var/lib/dkms/kcoll is left"
+check_purged /tmp/files.txt $names
 
 [ $fail = 0 ] && say PASS || say FAIL
 exit $fail

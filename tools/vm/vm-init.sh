@@ -129,21 +129,9 @@ done
 # itself so the tests check the rule that ships.  The group is created if
 # missing, in this VM's /etc only (a tmpfs overlay of the host's).
 udev_rule() {
-	local rule line mode group i
-	rule=$top/udev/60-kcoll.rules
-	line=$(grep -E '^KERNEL=="kcoll",' "$rule") || die "no KERNEL==\"kcoll\" line in $rule"
-	mode=$(sed -n 's/.*MODE="\([0-7]*\)".*/\1/p' <<<"$line")
-	group=$(sed -n 's/.*GROUP="\([^"]*\)".*/\1/p' <<<"$line")
-	if [ -z "$mode" ] || [ -z "$group" ]; then die "$rule: no MODE or GROUP in: $line"; fi
-	getent group "$group" >/dev/null || groupadd -r "$group" || die "groupadd -r $group failed"
-	for ((i = 0; i < 50; i++)); do
-		[ -e /dev/kcoll ] && break
-		nap 0.1
-	done
-	if ! chgrp "$group" /dev/kcoll || ! chmod "$mode" /dev/kcoll; then
-		die "cannot apply $rule to /dev/kcoll (mode $mode, group $group)"
-	fi
-	say "/dev/kcoll: mode $mode, group $group (from $rule)"
+	local rule=$top/udev/60-kcoll.rules what
+	what=$("$top/tools/vm/udev-apply.sh" "$rule" 2>&1) || die "$what"
+	say "/dev/kcoll: $what (from $rule)"
 }
 
 # Test hook (selftests/lib/vm_persist.sh): when the ranks get
