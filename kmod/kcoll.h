@@ -91,6 +91,7 @@ struct kcoll_tunables {
 	u64 history_max_bytes;
 	u32 stall_ms;			/* no progress for this long: probe (0: off) */
 	u32 fingerprint;		/* 0: first messages carry no header */
+	u32 connect_on_need;		/* 1: no full mesh at creation */
 };
 
 #define KCOLL_CHUNK_MIN		4096u
@@ -313,6 +314,9 @@ struct kcoll_conn {
 	bool parked;
 	bool adopted;
 	bool reused;
+	/* connect on need: how long this rank waited for it to come up, us */
+	u32 connect_us;
+	bool charged;			/* its footprint is in comm->mem_bytes */
 	/* the peer's KCOLL_CTL_RESET, once it arrived: whose connection it is now */
 	bool reset_seen;
 	u32 reset_rank;			/* the peer's rank in that communicator */
@@ -339,8 +343,13 @@ void kcoll_conns_destroy(struct kcoll_comm *comm);
 bool kcoll_conns_on_device(struct kcoll_comm *comm, struct ib_device *ibdev);
 int kcoll_conns_remove_device(struct kcoll_comm *comm, struct ib_device *ibdev);
 
-/* kcoll_connect.c: connect the full mesh (the creator's thread). */
+/*
+ * kcoll_connect.c: connect the full mesh (the creator's thread), or the
+ * peers an operation needs (the submitter's, connect_on_need).
+ */
 int kcoll_conns_connect(struct kcoll_comm *comm);
+bool kcoll_conns_ready(struct kcoll_comm *comm, const u32 *peers, u32 n);
+int kcoll_conns_need(struct kcoll_comm *comm, const u32 *peers, u32 n);
 
 /*
  * kcoll_listen.c: the node's listeners, one per network namespace and
@@ -489,6 +498,7 @@ struct kcoll_file;
 struct kcoll_comm_op *kcoll_op_alloc(void);
 int kcoll_op_prepare(struct kcoll_comm_op *op, struct kcoll_file *kf, struct kcoll_comm *comm,
 		     const struct kcoll_submit *arg);
+int kcoll_op_dma_map(struct kcoll_comm_op *op, struct kcoll_comm *comm);
 void kcoll_op_release(struct kcoll_comm_op *op);
 void kcoll_op_free(struct kcoll_comm_op *op);
 
@@ -636,6 +646,12 @@ struct kcoll_comm {
 	struct mutex conn_lock;
 	struct kcoll_conn *conns;	/* [nranks], conns[rank] unused */
 	wait_queue_head_t conn_wq;
+	/*
+	 * connect_on_need: no connection at creation; a submission connects
+	 * what its operation needs first, one at a time (need_lock).
+	 */
+	bool on_need;
+	struct mutex need_lock;		/* one submission connects at a time */
 
 	/* data path: executor, operation queue, completions */
 	struct mutex lock;
@@ -761,7 +777,10 @@ u32 kcoll_peer_state(const struct kcoll_comm *comm, u32 peer);
  * user or a remote peer can cause.
  */
 u64 kcoll_comm_footprint(u32 nranks, u32 slots, u32 chunk_bytes);
+u64 kcoll_conn_footprint(u32 slots, u32 chunk_bytes);
+u64 kcoll_comm_base_footprint(u32 nranks);
 int kcoll_comm_charge(struct kcoll_comm *comm);
+int kcoll_conn_charge(struct kcoll_conn *conn);
 void kcoll_comm_uncharge(struct kcoll_comm *comm);
 struct mem_cgroup *kcoll_memcg_enter(struct kcoll_comm *comm);
 void kcoll_memcg_exit(struct mem_cgroup *old);

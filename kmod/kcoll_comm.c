@@ -310,6 +310,8 @@ void kcoll_comm_fail(struct kcoll_comm *comm, int err)
 		kc_exec_fail(&comm->active->ex, comm->err);
 	if (!comm->dead)
 		queue_work(kcoll_wq_get(), &comm->fail_work);
+	/* A submission connecting on need ends with it (kcoll_conns_need()). */
+	wake_up_all(&comm->conn_wq);
 }
 
 /*
@@ -714,6 +716,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	comm->rank = arg->rank;
 	comm->nranks = arg->nranks;
 	mutex_init(&comm->conn_lock);
+	mutex_init(&comm->need_lock);
 	mutex_init(&comm->lock);
 	init_waitqueue_head(&comm->conn_wq);
 	init_waitqueue_head(&comm->done_wq);
@@ -737,6 +740,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	comm->qp_retry_count = tun->qp_retry_count;
 	kcoll_stall_init(comm, tun->stall_ms);
 	comm->no_fingerprint = !tun->fingerprint;
+	comm->on_need = tun->connect_on_need;
 	comm->ctl_wait_ms = KCOLL_CTL_WAIT_MS;
 	comm->sel = tun->sel;
 	kcoll_tunables_model(tun, &comm->model);
@@ -827,7 +831,8 @@ int kcoll_comm_connect(struct kcoll_comm *comm)
 	u32 i;
 	int ret;
 
-	if (comm->nranks > 1) {
+	/* On need, operations connect what they use (kcoll_conns_need()). */
+	if (comm->nranks > 1 && !comm->on_need) {
 		ret = kcoll_conns_connect(comm);
 		if (ret)
 			return ret;

@@ -153,7 +153,8 @@ err:
 u32 kcoll_cm_flags(const struct kcoll_comm *comm)
 {
 	return (comm->auth_tfm ? KCOLL_CM_F_AUTH : 0) |
-	       (comm->no_fingerprint ? KCOLL_CM_F_NOFP : 0);
+	       (comm->no_fingerprint ? KCOLL_CM_F_NOFP : 0) |
+	       (comm->on_need ? KCOLL_CM_F_ON_NEED : 0);
 }
 
 /* Our side of the handshake to rank @dst (struct kcoll_cm_req); draws @nonce. */

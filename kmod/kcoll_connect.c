@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Connection set-up of a communicator: the full mesh, within the connect
- * timeout.
+ * timeout; or, with connect_on_need, the peers each operation needs, at
+ * its submission (kcoll_conns_need()).
  *
  * Rank r connects to every rank below it and accepts every rank above it
  * (through the node's listener, kcoll_listen.c), so each pair has exactly
@@ -234,4 +235,128 @@ int kcoll_conns_connect(struct kcoll_comm *comm)
 	kcoll_info_rl("comm %llu: rank %u: no connection from rank %u in %u ms\n",
 		      comm->id, comm->rank, i, comm->connect_timeout_ms);
 	return -ETIMEDOUT;
+}
+
+/* ------------------------------------------------------- connect on need */
+
+/* Every one of @peers (ascending, not this rank) is up. */
+bool kcoll_conns_ready(struct kcoll_comm *comm, const u32 *peers, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (peers[i] != comm->rank &&
+		    READ_ONCE(comm->conns[peers[i]].state) != KCOLL_CONN_UP)
+			return false;
+	return true;
+}
+
+/* The first of @peers above this rank that is not up, or U32_MAX. */
+static u32 kcoll_need_passive(struct kcoll_comm *comm, const u32 *peers, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (peers[i] > comm->rank &&
+		    READ_ONCE(comm->conns[peers[i]].state) != KCOLL_CONN_UP)
+			return peers[i];
+	return U32_MAX;
+}
+
+static bool kcoll_need_settled(struct kcoll_comm *comm, const u32 *peers, u32 n)
+{
+	u32 i;
+
+	if (kcoll_comm_broken(comm) || kcoll_need_passive(comm, peers, n) == U32_MAX)
+		return true;
+	for (i = 0; i < n; i++)
+		if (peers[i] > comm->rank && kcoll_passive_failed(&comm->conns[peers[i]]))
+			return true;
+	return false;
+}
+
+/* Record how long this rank waited for the peers of @peers that came up. */
+static void kcoll_need_times(struct kcoll_comm *comm, const u32 *peers, u32 n, u64 t0)
+{
+	u32 us = (u32)min_t(u64, div_u64(ktime_get_ns() - t0, NSEC_PER_USEC), U32_MAX);
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		struct kcoll_conn *conn = &comm->conns[peers[i]];
+
+		if (!conn->connect_us && READ_ONCE(conn->state) == KCOLL_CONN_UP)
+			conn->connect_us = max_t(u32, us, 1);
+	}
+}
+
+/*
+ * Connect on need: before an operation is queued, every peer its plan
+ * exchanges with (@peers, ascending) must be up.  As at creation, this
+ * rank connects to the lower ones and waits for the higher ones, whose
+ * plans need this rank too, all within the connect timeout; connections
+ * stay for later operations.  Runs in the submitter's thread without
+ * kf->lock, so that an abort reaches it (kcoll_comm_fail() wakes
+ * conn_wq).  Returns 0, -EINTR, or the error that the caller ends the
+ * communicator with.
+ */
+int kcoll_conns_need(struct kcoll_comm *comm, const u32 *peers, u32 n)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(comm->connect_timeout_ms);
+	u64 t0 = ktime_get_ns();
+	u32 i, missing;
+	long left;
+	int ret = 0;
+
+	if (mutex_lock_interruptible(&comm->need_lock))
+		return -EINTR;
+	/* Within user_max_bytes before anything is allocated for them. */
+	for (i = 0; i < n; i++) {
+		if (peers[i] == comm->rank)
+			continue;
+		ret = kcoll_conn_charge(&comm->conns[peers[i]]);
+		if (ret)
+			goto out;
+	}
+	for (i = 0; i < n && peers[i] < comm->rank; i++) {
+		struct kcoll_conn *conn = &comm->conns[peers[i]];
+
+		if (READ_ONCE(conn->state) == KCOLL_CONN_UP)
+			continue;
+		/* Lower ranks accept, as at creation: one QP per pair. */
+		conn->active = true;
+		ret = kcoll_conn_connect(conn, deadline);
+		if (ret) {
+			kcoll_info_rl("comm %llu: rank %u cannot connect to rank %u on need: %d\n",
+				      comm->id, comm->rank, peers[i], ret);
+			goto out;
+		}
+		kcoll_need_times(comm, peers + i, 1, t0);
+	}
+	for (;;) {
+		missing = kcoll_need_passive(comm, peers, n);
+		kcoll_need_times(comm, peers, n, t0);
+		if (missing == U32_MAX)
+			break;
+		ret = kcoll_comm_broken(comm);
+		if (ret)
+			break;
+		left = (long)(deadline - jiffies);
+		if (left <= 0) {
+			kcoll_info_rl("comm %llu: rank %u: on need, no connection from rank %u\n",
+				      comm->id, comm->rank, missing);
+			ret = -ETIMEDOUT;
+			break;
+		}
+		left = wait_event_interruptible_timeout(comm->conn_wq,
+							kcoll_need_settled(comm, peers, n), left);
+		if (left < 0) {
+			ret = -EINTR;
+			break;
+		}
+		/* Take the peer's next attempt after a failed one. */
+		kcoll_passive_reset(comm);
+	}
+out:
+	mutex_unlock(&comm->need_lock);
+	return ret;
 }

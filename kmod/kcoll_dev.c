@@ -496,6 +496,26 @@ static long kcoll_ioctl_dereg(struct kcoll_file *kf, void __user *uarg)
 
 /* ------------------------------------------------------------- submit */
 
+/*
+ * Connect on need the peers @op's plan exchanges with, before it gets an
+ * id.  A failure other than a signal ends the communicator, as a failed
+ * connection at creation would: its peers learn it, and the submission
+ * says why.  The communicator lives as long as the file.
+ */
+static int kcoll_submit_connect(struct kcoll_comm *comm, struct kcoll_comm_op *op)
+{
+	int ret = kcoll_conns_need(comm, op->plan->peers, op->plan->npeers);
+
+	if (ret && ret != -EINTR) {
+		mutex_lock(&comm->lock);
+		kcoll_comm_fail(comm, ret);
+		ret = comm->aborted ? -ECANCELED : comm->err;
+		kcoll_comm_advance(comm);
+		mutex_unlock(&comm->lock);
+	}
+	return ret;
+}
+
 static long kcoll_ioctl_submit(struct kcoll_file *kf, void __user *uarg)
 {
 	u64 __user *uid = uarg + offsetof(struct kcoll_submit, op_id);
@@ -524,6 +544,21 @@ static long kcoll_ioctl_submit(struct kcoll_file *kf, void __user *uarg)
 	ret = kcoll_op_prepare(op, kf, comm, &arg);
 	if (ret)
 		goto err;
+	if (comm->on_need && op->plan &&
+	    !kcoll_conns_ready(comm, op->plan->peers, op->plan->npeers)) {
+		/* Unlocked: an abort must reach the wait (it takes kf->lock). */
+		mutex_unlock(&kf->lock);
+		ret = kcoll_submit_connect(comm, op);
+		if (ret)
+			goto err_free;
+		ret = mutex_lock_interruptible(&kf->lock);
+		if (ret)
+			goto err_free;
+		/* Its buffers, for the device of the connections just made. */
+		ret = kcoll_op_dma_map(op, comm);
+		if (ret)
+			goto err;
+	}
 	/*
 	 * Ids are given under kf->lock: write this one out before the
 	 * operation exists, so that an unwritable struct never starts it.

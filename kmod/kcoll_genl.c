@@ -130,7 +130,8 @@ static int kcoll_genl_put_peers(struct sk_buff *skb, const struct kcoll_comm *co
 		    nla_put_u32(skb, KCOLL_PEER_A_STATE, kcoll_peer_state(comm, i)) ||
 		    nla_put_u32(skb, KCOLL_PEER_A_SERVER, comm->ranks[i].server_id) ||
 		    nla_put_u32(skb, KCOLL_PEER_A_POD, comm->ranks[i].pod_id) ||
-		    nla_put_u8(skb, KCOLL_PEER_A_REUSED, comm->conns[i].reused))
+		    nla_put_u8(skb, KCOLL_PEER_A_REUSED, comm->conns[i].reused) ||
+		    nla_put_u32(skb, KCOLL_PEER_A_CONNECT_US, READ_ONCE(comm->conns[i].connect_us)))
 			return -EMSGSIZE;
 		nla_nest_end(skb, p);
 	}
@@ -263,6 +264,8 @@ static int kcoll_genl_fill_comm(struct kcoll_comm *comm, void *arg)
 	    (comm->fault.kind &&
 	     nla_put(skb, KCOLL_A_COMM_FAULT, sizeof(comm->fault), &comm->fault)) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_STALL_MS, comm->stall_ms) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_MEM_BYTES, READ_ONCE(comm->mem_bytes),
+			      KCOLL_A_PAD) ||
 	    (comm->stall.size &&
 	     nla_put(skb, KCOLL_A_COMM_STALL, sizeof(comm->stall), &comm->stall)) ||
 	    (m->peers && kcoll_genl_put_peers(skb, comm)) ||

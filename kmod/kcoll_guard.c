@@ -17,7 +17,10 @@
  * On top of that, a user's communicators on this node may together take
  * at most user_max_bytes (sysfs, 0: no limit), counted as the worst case
  * each can reach (kcoll_comm_footprint()) and checked at creation, before
- * anything is allocated: ENOMEM, as RLIMIT_MEMLOCK refuses pinning.  A
+ * anything is allocated: ENOMEM, as RLIMIT_MEMLOCK refuses pinning.  With
+ * connect_on_need, creation charges what holds no connection and each
+ * connection is charged when an operation first needs it
+ * (kcoll_conn_charge()): the charge follows the peers actually used.  A
  * creator with CAP_IPC_LOCK is not held to it, as it is not held to
  * RLIMIT_MEMLOCK (kcoll_mem.c); its communicators still count.  The user
  * is the creator's effective uid, the owner observers see
@@ -75,20 +78,31 @@ static DEFINE_MUTEX(kcoll_users_lock);
  */
 u64 kcoll_comm_footprint(u32 nranks, u32 slots, u32 chunk_bytes)
 {
-	u64 nrx = kcoll_conn_nrx(slots), ntx = 4ull * slots;
-	u64 per_peer, per_rank;
+	return kcoll_comm_base_footprint(nranks) +
+	       (u64)(nranks ? nranks - 1 : 0) * kcoll_conn_footprint(slots, chunk_bytes);
+}
 
-	per_peer = nrx * PAGE_ALIGN(kcoll_rx_slot_bytes(chunk_bytes)) +
-		   kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx)) +
-		   kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx *)) +
-		   kmalloc_size_roundup(ntx * sizeof(struct kcoll_tx)) +
-		   kmalloc_size_roundup(sizeof(struct kcoll_auth_msg)) +
-		   kmalloc_size_roundup(KC_HDR_BYTES) +
-		   kmalloc_size_roundup(KCOLL_CTL_TX * sizeof(struct kcoll_ctl));
-	per_rank = sizeof(struct kcoll_rank) + sizeof(struct sockaddr_storage) +
-		   sizeof(struct kcoll_conn) + 4 * sizeof(u32);
-	return kmalloc_size_roundup(sizeof(struct kcoll_comm)) + (u64)nranks * per_rank +
-	       (u64)(nranks ? nranks - 1 : 0) * per_peer;
+/* What one connection (one peer) adds to it. */
+u64 kcoll_conn_footprint(u32 slots, u32 chunk_bytes)
+{
+	u64 nrx = kcoll_conn_nrx(slots), ntx = 4ull * slots;
+
+	return nrx * PAGE_ALIGN(kcoll_rx_slot_bytes(chunk_bytes)) +
+	       kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx)) +
+	       kmalloc_size_roundup(nrx * sizeof(struct kcoll_rx *)) +
+	       kmalloc_size_roundup(ntx * sizeof(struct kcoll_tx)) +
+	       kmalloc_size_roundup(sizeof(struct kcoll_auth_msg)) +
+	       kmalloc_size_roundup(KC_HDR_BYTES) +
+	       kmalloc_size_roundup(KCOLL_CTL_TX * sizeof(struct kcoll_ctl));
+}
+
+/* What a communicator holds without any connection. */
+u64 kcoll_comm_base_footprint(u32 nranks)
+{
+	u64 per_rank = sizeof(struct kcoll_rank) + sizeof(struct sockaddr_storage) +
+		       sizeof(struct kcoll_conn) + 4 * sizeof(u32);
+
+	return kmalloc_size_roundup(sizeof(struct kcoll_comm)) + (u64)nranks * per_rank;
 }
 
 static struct kcoll_user *kcoll_user_find(kuid_t uid)
@@ -161,7 +175,9 @@ static void kcoll_user_uncharge(kuid_t uid, u64 bytes)
  */
 int kcoll_comm_charge(struct kcoll_comm *comm)
 {
-	u64 bytes = kcoll_comm_footprint(comm->nranks, comm->slots, comm->chunk_bytes);
+	/* Connecting on need, each connection is charged when it is needed. */
+	u64 bytes = comm->on_need ? kcoll_comm_base_footprint(comm->nranks) :
+		    kcoll_comm_footprint(comm->nranks, comm->slots, comm->chunk_bytes);
 	int ret;
 
 	ret = kcoll_user_charge(comm, bytes);
@@ -170,6 +186,27 @@ int kcoll_comm_charge(struct kcoll_comm *comm)
 	comm->mem_bytes = bytes;
 	/* NULL when memory cgroups are off: nothing to charge then. */
 	comm->memcg = get_mem_cgroup_from_mm(current->mm);
+	return 0;
+}
+
+/*
+ * Connecting on need (kcoll_conns_need()): charge @conn's footprint once,
+ * before it is connected, in the submitter's context (-ENOMEM over
+ * user_max_bytes).  kcoll_comm_uncharge() gives it back with the rest.
+ */
+int kcoll_conn_charge(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	u64 bytes = kcoll_conn_footprint(comm->slots, comm->chunk_bytes);
+	int ret;
+
+	if (conn->charged)
+		return 0;
+	ret = kcoll_user_charge(comm, bytes);
+	if (ret)
+		return ret;
+	WRITE_ONCE(comm->mem_bytes, comm->mem_bytes + bytes);
+	conn->charged = true;
 	return 0;
 }
 

@@ -139,8 +139,12 @@ static u32 kcoll_req_check(struct kcoll_comm *comm, const struct rdma_cm_id *id,
 			"it has a secret and this communicator has none";
 		return U32_MAX;
 	}
-	if (r->flags != kcoll_cm_flags(comm)) {
+	if ((r->flags ^ kcoll_cm_flags(comm)) & KCOLL_CM_F_NOFP) {
 		*why = "the tunable fingerprint differs between the two nodes";
+		return U32_MAX;
+	}
+	if (r->flags != kcoll_cm_flags(comm)) {
+		*why = "the tunable connect_on_need differs between the two nodes";
 		return U32_MAX;
 	}
 	if (!kcoll_auth_addr_ok(comm, peer, kcoll_conn_peer_addr(id))) {

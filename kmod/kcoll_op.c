@@ -196,6 +196,28 @@ static struct ib_device *kcoll_comm_ibdev(struct kcoll_comm *comm)
 	return NULL;
 }
 
+/*
+ * Map @op's buffers for the device the communicator's connections use.
+ * None yet (connect_on_need, before its first connection): the
+ * submission calls this again once its peers are connected.  kf->lock
+ * held (registrations are the file's).
+ */
+int kcoll_op_dma_map(struct kcoll_comm_op *op, struct kcoll_comm *comm)
+{
+	struct ib_device *ibdev = kcoll_comm_ibdev(comm);
+	int ret;
+	u32 i;
+
+	for (i = 0; ibdev && i < KC_BUF_COUNT; i++) {
+		if (!op->mr[i])
+			continue;
+		ret = kcoll_mr_dma_map(op->mr[i], ibdev);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int kcoll_copy_a2av(struct kcoll_comm_op *op, const struct kcoll_submit *arg, u32 n)
 {
 	const u64 ptrs[4] = { arg->scounts, arg->sdispls, arg->rcounts, arg->rdispls };
@@ -229,10 +251,8 @@ int kcoll_op_prepare(struct kcoll_comm_op *op, struct kcoll_file *kf, struct kco
 		     const struct kcoll_submit *arg)
 {
 	struct kcoll_uva s, r;
-	struct ib_device *ibdev;
 	char err[128] = "";
 	u64 sb, rb;
-	u32 i;
 	int ret;
 
 	op->desc.op = arg->op;
@@ -281,15 +301,7 @@ int kcoll_op_prepare(struct kcoll_comm_op *op, struct kcoll_file *kf, struct kco
 		op->own[KC_BUF_SCRATCH] = mr;
 		op->mr[KC_BUF_SCRATCH] = mr;
 	}
-	ibdev = kcoll_comm_ibdev(comm);
-	for (i = 0; ibdev && i < KC_BUF_COUNT; i++) {
-		if (!op->mr[i])
-			continue;
-		ret = kcoll_mr_dma_map(op->mr[i], ibdev);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return kcoll_op_dma_map(op, comm);
 
 msg:
 	pr_debug("submit: %s\n", err[0] ? err : "invalid operation");

@@ -79,6 +79,8 @@ KCOLL_TUNABLE(stall_ms, u32, stall_ms, kcoll_check_stall, 3000,
 	      "ms without progress after which an operation counts as stalled: the peers are probed and the rank to blame named (collctl why), 0..3600000, 0: off (communicators created later; ");
 KCOLL_TUNABLE(fingerprint, u32, fingerprint, kcoll_check_bool, 1,
 	      "1: the first message of every operation to each peer carries what its caller asked, and a rank that asked otherwise fails the operation on every rank with EPROTO; 0: no fingerprint, a disagreement goes unnoticed (only to measure its cost; every rank must agree: a peer that differs is refused at connection) (communicators created later; ");
+KCOLL_TUNABLE(connect_on_need, u32, connect_on_need, kcoll_check_bool, 0,
+	      "1: a communicator connects to a peer when an operation first needs it (the first submission that needs a peer waits for its handshake), so that a Ring holds 2 connections, not nranks - 1; 0: to every peer at creation.  Every rank of a communicator must agree (communicators created later; ");
 KCOLL_TUNABLE(history_keep_ms, u32, history_keep_ms, kcoll_check_history_keep, 600000,
 	      "ms a destroyed communicator's flight record is kept (");
 KCOLL_TUNABLE(history_max_bytes, u64, history_max_bytes, NULL, 4194304,

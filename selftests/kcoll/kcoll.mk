@@ -13,7 +13,8 @@ KCOLL_SUITE := kcoll_badinput kcoll_limits kcoll_account kcoll_observe kcoll_con
 	kcoll_listen kcoll_ioctl kcoll_test kcoll_mismatch kcoll_matrix kcoll_soak kcoll_fuzz kcoll_regress \
 	kcoll_lifetime kcoll_history kcoll_leave kcoll_stall
 KCOLL_TESTS := $(KCOLL_SUITE:%=$(OBJDIR)/selftests/kcoll/%) $(OBJDIR)/selftests/kcoll/kcoll_fault \
-	$(OBJDIR)/selftests/kcoll/kcoll_death $(OBJDIR)/selftests/kcoll/kcoll_shrink
+	$(OBJDIR)/selftests/kcoll/kcoll_death $(OBJDIR)/selftests/kcoll/kcoll_shrink \
+	$(OBJDIR)/selftests/kcoll/kcoll_on_need
 
 .PHONY: kcoll-tests
 kcoll-tests: $(KCOLL_TESTS)
@@ -52,6 +53,14 @@ $(KC_HIST): $(KC_HIST).o $(KC_HIST_PARTS) $(ALGO_LIB) $(COLL_A)
 KC_SHRINK := $(OBJDIR)/selftests/kcoll/kcoll_shrink
 $(KC_SHRINK).o: CFLAGS_US += -I$(TOP)/lib -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
 $(KC_SHRINK): $(KC_SHRINK).o $(addprefix $(OBJDIR)/tools/collctl/,collctl_nl.o collctl_fmt.o) \
+	$(COLL_A) $(ALGO_LIB)
+	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
+
+# kcoll_on_need counts the connections a communicator holds through
+# collctl's netlink client, and prints what collctl show says.
+KC_ON_NEED := $(OBJDIR)/selftests/kcoll/kcoll_on_need
+$(KC_ON_NEED).o: CFLAGS_US += -I$(TOP)/tools/collctl $(JSONC_CFLAGS) $(LIBNL_CFLAGS)
+$(KC_ON_NEED): $(KC_ON_NEED).o $(addprefix $(OBJDIR)/tools/collctl/,collctl_nl.o collctl_fmt.o) \
 	$(COLL_A) $(ALGO_LIB)
 	$(CC) -o $@ $^ $(LDFLAGS_US) $(JSONC_LIBS) $(LIBNL_LIBS)
 
@@ -129,6 +138,23 @@ check-vm: $(KC_MODULES) kcoll-tests
 		$(KCOLL_VM) run -n 4 -t 1500 --mem 512 --kernel $$v --module $$ko --rmmod -- \
 			$(TOP)/selftests/kcoll/run-suite.sh $(KCOLL_SUITE:%=$(KC_T)/%); \
 		$(KC_FAULTS) \
+	done
+
+# connect_on_need=1: the ranks connect what their operations use
+# (selftests/kcoll/kcoll_on_need.c), on each kernel.  4 VMs x 2 ranks:
+# at 4 x 8 the handshakes between the ranks of one VM stall for tens of
+# seconds, with or without connect_on_need (issue 28).
+KC_ON_NEED_SETUP := echo 1 >/sys/class/misc/kcoll/connect_on_need
+KC_ON_NEED_PER_VM ?= 2
+.PHONY: check-vm-on-need
+check-vm-on-need: $(KC_MODULES) kcoll-tests
+	@set -e; for v in $(KVER); do \
+		ko=$(TOP)/kcoll.ko; [ $$v = 6.1 ] || ko=$(BUILD)/kmod-$$v/kcoll.ko; \
+		echo "=== check-vm-on-need $$v: 4 VMs x $(KC_ON_NEED_PER_VM) ranks, connect_on_need=1"; \
+		$(KCOLL_VM) run -n 4 -k $(KC_ON_NEED_PER_VM) -t 900 --mem 512 --kernel $$v \
+			--module $$ko --rmmod \
+			--setup '$(KC_ON_NEED_SETUP)' -- \
+			$(TOP)/selftests/kcoll/run-suite.sh $(KC_T)/kcoll_on_need; \
 	done
 
 # The three faults alone.

@@ -81,7 +81,7 @@ static const char *const tunables[] = {
 	"level1_alpha_ns", "level1_gbps", "level1_reduce_gbps",
 	"level2_alpha_ns", "level2_gbps", "level2_reduce_gbps",
 	"level1_auto_mesh", "level2_auto_mesh", "level2_conv_pct", "user_max_bytes",
-	"history_ops", "history_keep_ms", "history_max_bytes", "stall_ms",
+	"history_ops", "history_keep_ms", "history_max_bytes", "stall_ms", "connect_on_need",
 };
 #define NTUN (sizeof(tunables) / sizeof(tunables[0]))
 

@@ -217,6 +217,9 @@ void cc_explain_print(FILE *f, const struct cc_explain *x)
 	fprintf(f, "plan: %u steps in %u rounds with %u peers; this rank sends %" PRIu64
 		" and receives %" PRIu64 " bytes%s%s\n", x->nsteps, x->nrounds, x->npeers,
 		x->sent, x->received, x->note[0] ? "; " : "", x->note);
+	if (x->nranks > 1)
+		fprintf(f, "connections: %u of the %u peers (connect_on_need=1: made when an operation first needs them; 0: all %u at creation)\n",
+			x->npeers, x->nranks - 1, x->nranks - 1);
 	if (x->time_fs == KC_COST_INF)
 		fprintf(f, "predicted time: not modelled\n");
 	else

@@ -130,8 +130,23 @@ static void configured_algo(const struct cc_algos *a, uint32_t l, char *buf, siz
 		snprintf(buf, len, "%s", kc_cfg_algo_token(a->algo[l]));
 }
 
+/* A peer's connection: taken over, connected on need (and how long that took), or own. */
+static const char *peer_connection(const struct cc_peer *p, uint32_t self, char *buf, size_t len)
+{
+	if (p->rank == self)
+		return "-";
+	if (p->reused)
+		return "reused (shrink)";
+	if (p->connect_us) {
+		snprintf(buf, len, "on need, %.3f ms", p->connect_us / 1e3);
+		return buf;
+	}
+	return "own";
+}
+
 void cc_print_comm(FILE *f, const struct cc_comm *c)
 {
+	char conn[40];
 	uint32_t i, l;
 
 	fprintf(f, "communicator %" PRIu64 ": rank %u of %u, pid %u, %s", c->id, c->rank,
@@ -140,8 +155,9 @@ void cc_print_comm(FILE *f, const struct cc_comm *c)
 		fprintf(f, " (%s)", errno_name(c->err));
 	fprintf(f, "\n  ops %" PRIu64 ", bytes %" PRIu64 ", errors %" PRIu64 ", timeouts %"
 		PRIu64 ", in flight %u\n", c->ops, c->bytes, c->errors, c->timeouts, c->inflight);
-	fprintf(f, "  chunk_bytes %u, slots %u, timeout_ms %u\n", c->chunk_bytes, c->slots,
-		c->timeout_ms);
+	fprintf(f, "  chunk_bytes %u, slots %u, timeout_ms %u, kernel memory %" PRIu64
+		" bytes (worst case charged)\n", c->chunk_bytes, c->slots, c->timeout_ms,
+		c->mem_bytes);
 	if (c->has_unique_id) {
 		fprintf(f, "  id ");
 		for (i = 0; i < sizeof(c->unique_id); i++)
@@ -171,8 +187,7 @@ void cc_print_comm(FILE *f, const struct cc_comm *c)
 				c->peers[i].rank == c->rank ? "self" :
 				cc_peer_state_name(c->peers[i].state),
 				c->peers[i].server, c->peers[i].pod,
-				c->peers[i].rank == c->rank ? "-" :
-				c->peers[i].reused ? "reused (shrink)" : "own");
+				peer_connection(&c->peers[i], c->rank, conn, sizeof(conn)));
 	}
 	fprintf(f, "last operations (oldest first):\n");
 	if (!c->nlast)
@@ -285,6 +300,7 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 	add(o, "chunk_bytes", j_u64(c->chunk_bytes));
 	add(o, "slots", j_u64(c->slots));
 	add(o, "timeout_ms", j_u64(c->timeout_ms));
+	add(o, "mem_bytes", j_u64(c->mem_bytes));
 	a = json_object_new_array();
 	for (i = 0; i < c->npeers; i++) {
 		json_object *p = json_object_new_object();
@@ -295,6 +311,7 @@ json_object *cc_comm_json(const struct cc_comm *c, bool detail)
 		add(p, "server", j_u64(c->peers[i].server));
 		add(p, "pod", j_u64(c->peers[i].pod));
 		add(p, "reused", json_object_new_boolean(c->peers[i].reused));
+		add(p, "connect_us", j_u64(c->peers[i].connect_us));
 		json_object_array_add(a, p);
 	}
 	add(o, "peers", a);

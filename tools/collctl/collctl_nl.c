@@ -106,6 +106,7 @@ static int parse_peers(struct nlattr *nest, struct cc_comm *c)
 		p->server = a_u32(tb[KCOLL_PEER_A_SERVER]);
 		p->pod = a_u32(tb[KCOLL_PEER_A_POD]);
 		p->reused = tb[KCOLL_PEER_A_REUSED] && nla_get_u8(tb[KCOLL_PEER_A_REUSED]);
+		p->connect_us = a_u32(tb[KCOLL_PEER_A_CONNECT_US]);
 		c->npeers++;
 	}
 	return 0;
@@ -211,6 +212,7 @@ int cc_parse_comm(struct nlmsghdr *nlh, struct cc_comm *c)
 		       n < sizeof(c->fault) ? n : sizeof(c->fault));
 	}
 	c->stall_ms = a_u32(tb[KCOLL_A_COMM_STALL_MS]);
+	c->mem_bytes = a_u64(tb[KCOLL_A_COMM_MEM_BYTES]);
 	if (tb[KCOLL_A_COMM_STALL] && nla_len(tb[KCOLL_A_COMM_STALL]) >= 16) {
 		size_t n = (size_t)nla_len(tb[KCOLL_A_COMM_STALL]);
 

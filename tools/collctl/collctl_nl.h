@@ -26,6 +26,7 @@ struct cc_peer {
 	uint32_t server;
 	uint32_t pod;
 	bool reused;		/* taken over from the communicator it shrank */
+	uint32_t connect_us;	/* connected on need after this long, 0: not */
 };
 
 struct cc_lastop {
@@ -67,6 +68,7 @@ struct cc_comm {
 	uint32_t stall_ms;		/* KCOLL_A_COMM_STALL_MS, 0: off or not sent */
 	bool has_stall;			/* KCOLL_A_COMM_STALL sent */
 	struct kcoll_stall stall;
+	uint64_t mem_bytes;		/* kernel memory charged, worst case */
 	uint32_t npeers;
 	struct cc_peer *peers;		/* [npeers], malloc'd */
 	uint32_t nlast;

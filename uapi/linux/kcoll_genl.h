@@ -217,6 +217,10 @@ enum kcoll_peer_state {
  *	that made no progress for stall_ms, what it waits for and who is
  *	to blame (collctl why); only once one stalled
  * @KCOLL_A_COMM_STALL_MS: u32, the communicator's stall_ms, 0: off
+ * @KCOLL_A_COMM_MEM_BYTES: u64, the kernel memory the communicator may
+ *	hold at most as it is now, as charged against user_max_bytes: with
+ *	connect_on_need, what it holds without connections plus each
+ *	connection made so far; else all of them from creation on
  * @__KCOLL_A_MAX: sentinel
  */
 enum kcoll_genl_attr {
@@ -269,6 +273,7 @@ enum kcoll_genl_attr {
 	KCOLL_A_COMM_FAULT,
 	KCOLL_A_COMM_STALL,
 	KCOLL_A_COMM_STALL_MS,
+	KCOLL_A_COMM_MEM_BYTES,
 	__KCOLL_A_MAX
 };
 
@@ -316,6 +321,9 @@ enum kcoll_comm_auth {
  * @KCOLL_PEER_A_REUSED: u8, 1: the connection was taken over from the
  *	failed communicator this one shrank (KCOLL_CREATE_F_PARENT), no new
  *	handshake; 0: connected anew
+ * @KCOLL_PEER_A_CONNECT_US: u32, with connect_on_need: how long the
+ *	submission that first needed the peer waited for the connection,
+ *	in microseconds (at least 1); 0: not connected on need
  * @__KCOLL_PEER_A_MAX: sentinel
  */
 enum kcoll_peer_attr {
@@ -325,6 +333,7 @@ enum kcoll_peer_attr {
 	KCOLL_PEER_A_SERVER,
 	KCOLL_PEER_A_POD,
 	KCOLL_PEER_A_REUSED,
+	KCOLL_PEER_A_CONNECT_US,
 	__KCOLL_PEER_A_MAX
 };
 

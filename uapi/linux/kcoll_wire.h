@@ -70,6 +70,7 @@
 /* struct kcoll_cm_req.flags, struct kcoll_cm_rep.flags */
 #define KCOLL_CM_F_AUTH		0x1U	/* the communicator has a secret */
 #define KCOLL_CM_F_NOFP		0x2U	/* first messages carry no header (fingerprint=0) */
+#define KCOLL_CM_F_ON_NEED	0x4U	/* connects on need (connect_on_need=1) */
 
 /**
  * struct kcoll_cm_req - private data of the connection request: 56 bytes,
