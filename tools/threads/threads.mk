@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The threaded transport (tools/threads/tw.c: ranks served by a thread per CPU, algo/'s
-# executor and plans, in-process message queues) and its case runner
-# (tw_case.c), shared by demo_sim and the algorithm suite (selftests/algo/).
+# The threaded transport (tools/threads/tw.c: ranks served by a thread
+# per CPU, algo/'s executor and plans, in-process message queues) and its
+# case runner (tw_case.c), shared by demo_sim and the algorithm suite
+# (selftests/algo/).
 #
 #   make demo-sim      an AllReduce sweep among 8 ranks in one process
 

@@ -27,7 +27,6 @@
  * hears nothing for timeout_ms while others still talk fails the same way.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,7 +74,7 @@ struct tw_world {
 	int timeout_ms;
 	pthread_mutex_t lock;	/* the inboxes, the run queue and the counts */
 	pthread_cond_t work;	/* a rank was queued, or quit */
-	pthread_cond_t done;	/* nrunning reached 0 */
+	pthread_cond_t done;	/* nrunning reached 0, or a rank left tw_serve() */
 	struct tw_rank *rq_head, *rq_tail;
 	u32 nrunning;		/* ranks whose operation has not ended */
 	u32 nidle;		/* workers waiting for work */
@@ -292,6 +291,8 @@ static void tw_serve(struct tw_world *w, struct tw_rank *rk)
 	rk->queued = false;
 	if (rk->running && (rk->head || rk->todo))
 		tw_queue(w, rk);
+	else if (!w->nrunning)
+		pthread_cond_signal(&w->done);	/* tw_run() waits for the last one out */
 }
 
 /*
@@ -413,6 +414,17 @@ static void tw_drain(struct tw_world *w)
 	}
 }
 
+/* A rank queued or being served.  w->lock held. */
+static bool tw_any_queued(const struct tw_world *w)
+{
+	u32 i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->ranks[i].queued)
+			return true;
+	return false;
+}
+
 void tw_run(struct tw_world *w, struct tw_job *jobs, const struct kc_exec_cfg *cfg,
 	    int timeout_ms)
 {
@@ -433,15 +445,9 @@ void tw_run(struct tw_world *w, struct tw_job *jobs, const struct kc_exec_cfg *c
 		tw_queue(w, rk);
 	}
 	pthread_cond_broadcast(&w->work);
-	while (w->nrunning)
+	/* Every operation ended, and no worker still in tw_serve() of one. */
+	while (w->nrunning || tw_any_queued(w))
 		pthread_cond_wait(&w->done, &w->lock);
-	/* A worker may still be leaving tw_serve() of the last rank. */
-	for (i = 0; i < w->n; i++)
-		while (w->ranks[i].queued) {
-			pthread_mutex_unlock(&w->lock);
-			sched_yield();
-			pthread_mutex_lock(&w->lock);
-		}
 	pthread_mutex_unlock(&w->lock);
 	for (i = 0; i < w->n; i++)
 		jobs[i].status = w->ranks[i].status;

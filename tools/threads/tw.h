@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The threaded transport: ranks in one process, served by a thread per
- * CPU, a message queue (inbox) per rank, credits returned as messages.  It runs the
- * shared executor exactly as the kernel does, with real data.  A rank
- * whose operation fails is gone for the others (kc_exec_peer_gone() with
- * -ECONNRESET), as a failed communicator disconnects in the module; when
- * every rank still running waits for a message that cannot come, they all
- * fail with -ETIMEDOUT at once.
+ * CPU, a message queue (inbox) per rank, credits returned as messages.
+ * It runs the shared executor exactly as the kernel does, with real
+ * data.  A rank whose operation fails is gone for the others
+ * (kc_exec_peer_gone() with -ECONNRESET), as a failed communicator
+ * disconnects in the module; when every rank still running waits for a
+ * message that cannot come, they all fail with -ETIMEDOUT at once.
  */
 #ifndef KC_TW_H
 #define KC_TW_H
