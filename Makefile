@@ -220,7 +220,7 @@ KC_CHECK_STEPS := \
 	"virtual cluster smoke, 6.1 + 6.12|check-vm-smoke" \
 	"kcoll.ko loads in VMs, 6.1 + 6.12|check-vm-modload" \
 	"kcoll.ko kselftests + killed rank in VMs, 6.1 + 6.12|check-vm" \
-	"kcoll.ko connect on need, 4 VMs x 2 ranks, 6.1 + 6.12|check-vm-on-need" \
+	"kcoll.ko connect on need, 32 ranks (4 VMs x 8), 6.1 + 6.12|check-vm-on-need" \
 	"libcoll and tools end to end in VMs|check-vm-lib"
 
 .PHONY: check

@@ -31,11 +31,9 @@
  * The runner sets connect_on_need (make check-vm-on-need:
  * --setup 'echo 1 >/sys/class/misc/kcoll/connect_on_need'); without it
  * the second test skips.  Any layout of 4 to 64 ranks; make check runs
- * 4 VMs x 2 (at 4 x 8 the handshakes between the ranks of one VM stall
- * for tens of seconds, with or without connect_on_need: issue 28).  Each
- * rank prints what it measured ("on-need:" lines).
+ * 32 as 4 VMs x 8.  Each rank prints what it measured ("on-need:" lines).
  *
- *   kcoll-vm run -n 4 -k 2 --module kcoll.ko --setup '...' -- kcoll_on_need
+ *   kcoll-vm run -n 4 -k 8 --mem 768 --module kcoll.ko --setup '...' -- kcoll_on_need
  */
 #include <arpa/inet.h>
 
@@ -74,6 +72,7 @@ struct held {
 	 */
 	int used;
 	__u32 min_us;		/* least handshake time among them (0: one has none) */
+	__u32 max_us;		/* and the longest */
 	__u64 mem;		/* kernel memory charged for it, worst case */
 };
 
@@ -102,6 +101,8 @@ static int held_get(__u64 id, FILE *show, struct held *h)
 		h->used += c.peers[i].connect_us != 0;
 		if (c.peers[i].connect_us < h->min_us)
 			h->min_us = c.peers[i].connect_us;
+		if (c.peers[i].connect_us > h->max_us)
+			h->max_us = c.peers[i].connect_us;
 	}
 	h->mem = c.mem_bytes;
 	if (show)
@@ -236,6 +237,10 @@ TEST(ring_then_alltoall_connect_what_they_use)
 	    r, n, on_need, t_create, t_first, t_next, t_a2a, a2a.up,
 	    (unsigned long long)created.mem, (unsigned long long)first.mem,
 	    (unsigned long long)a2a.mem);
+	if (on_need)
+		LOG("on-need: rank %u: waits for a connection (from the submission that needed it): the Ring's two %.1f-%.1f ms, all %d %.1f-%.1f ms\n",
+		    r, first.min_us / 1e3, first.max_us / 1e3, a2a.up, a2a.min_us / 1e3,
+		    a2a.max_us / 1e3);
 	/*
 	 * One more AllReduce before closing: it completes only once every
 	 * rank has submitted it, after its own checks, so no peer closes
