@@ -143,8 +143,8 @@ check-vm: $(KC_MODULES) kcoll-tests
 # connect_on_need=1: the ranks connect what their operations use
 # (selftests/kcoll/kcoll_on_need.c), on each kernel, at 32 ranks: 4 VMs
 # x 8.  768 MiB a VM: a rank connected to all 31 others holds 36 MiB of
-# receive slots, 288 MiB for the VM's eight (at 512 MiB the VM reclaims
-# so hard that handshakes time out).
+# receive slots, 288 MiB for the VM's eight (at 512 MiB the full mesh's
+# creation times out).
 KC_ON_NEED_SETUP := echo 1 >/sys/class/misc/kcoll/connect_on_need
 KC_ON_NEED_PER_VM ?= 8
 KC_ON_NEED_MEM ?= 768
