@@ -316,17 +316,6 @@ struct kcoll_conn {
 	bool reused;
 	/* connect on need: how long this rank waited for it to come up, us */
 	u32 connect_us;
-	/*
-	 * The connecting side's attempts (kcoll_connect.c, only the thread
-	 * that connects): when to start the next one, when to give up the
-	 * one in flight, how the last one failed, and whether the one in
-	 * flight is a shrink's takeover (kcoll_adopt.c), which is given up
-	 * sooner and followed by a new attempt whatever its error.
-	 */
-	unsigned long retry_at;
-	unsigned long give_up;
-	int tried_err;
-	bool taken_over;
 	bool charged;			/* its footprint is in comm->mem_bytes */
 	/* the peer's KCOLL_CTL_RESET, once it arrived: whose connection it is now */
 	bool reset_seen;
