@@ -591,6 +591,17 @@ bool kc_exec_needs(const struct kc_exec *ex, u32 peer)
 	return pe->send_left || pe->recv_left > pe->held_n || pe->inflight;
 }
 
+bool kc_exec_lacks(const struct kc_exec *ex, u32 peer, u32 more)
+{
+	u32 p = kc_peer_index(ex, peer);
+	const struct kc_exec_peer *pe;
+
+	if (ex->status != -EINPROGRESS || p == KC_NONE)
+		return false;
+	pe = &ex->pe[p];
+	return pe->send_left || pe->recv_left > pe->held_n + more;
+}
+
 u32 kc_exec_waiting(const struct kc_exec *ex, u32 *peer, u32 *msg_seq, u32 *round)
 {
 	u32 i;

@@ -229,6 +229,12 @@ int kc_exec_peer_gone(struct kc_exec *ex, u32 peer, int err);
  * rank that another one says is gone, while its connection still stands.
  */
 bool kc_exec_needs(const struct kc_exec *ex, u32 peer);
+/*
+ * Whether rank @peer's leaving would end the operation even once @more of
+ * its messages, arrived and not delivered yet, were: something still to
+ * send to it, or more to receive.  No side effect.
+ */
+bool kc_exec_lacks(const struct kc_exec *ex, u32 peer, u32 more);
 /* End the operation with @err (a peer vanished, a timeout, ...). */
 int kc_exec_fail(struct kc_exec *ex, int err);
 

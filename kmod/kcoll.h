@@ -112,6 +112,12 @@ static inline u32 kcoll_rx_slot_bytes(u32 chunk_bytes)
 }
 
 /*
+ * The largest message consumed in the completion work (kcoll_rx_done()):
+ * a header and a page of data; bigger ones go to feed_work.
+ */
+#define KCOLL_FEED_INLINE_BYTES	(KC_HDR_BYTES + PAGE_SIZE)
+
+/*
  * Control messages (kcoll_ctl.c) a connection can send at once, and the
  * receive slot kept for the peer's: a control message is copied out and
  * its slot reposted at once, so one more slot than data (slots) and
@@ -410,6 +416,8 @@ int kcoll_rx_post(struct kcoll_rx *rx);
 int kcoll_conn_send_proof(struct kcoll_conn *conn);
 void kcoll_conn_probe(struct kcoll_conn *conn);
 void kcoll_conn_feed_early(struct kcoll_conn *conn);
+u32 kcoll_conn_pending(const struct kcoll_conn *conn, u8 op_seq);
+void kcoll_comm_feed_work(struct work_struct *work);
 int kcoll_conn_send_ctl(struct kcoll_conn *conn, const struct kcoll_ctl *m);
 
 /*
@@ -449,6 +457,7 @@ void kcoll_ctl_op_start(struct kcoll_comm *comm, struct kcoll_comm_op *op);
 void kcoll_ctl_peer_gone(struct kcoll_comm *comm, struct kcoll_comm_op *op, u32 peer);
 void kcoll_ctl_bye(struct kcoll_comm *comm, u32 why, u32 code);
 u32 kcoll_ctl_leave_reason(u32 *code);
+void kcoll_ctl_bye_if_doomed(struct kcoll_comm *comm);
 void kcoll_comm_fault(struct kcoll_comm *comm, struct kcoll_fault *out);
 void kcoll_comm_peers(struct kcoll_comm *comm, u8 *fates);
 void kcoll_ctl_watch(struct kcoll_comm *comm, struct mm_struct *mm);
@@ -676,6 +685,7 @@ struct kcoll_comm {
 	struct work_struct fail_work;
 	struct work_struct lost_work;	/* a peer left: does the op need it? */
 	struct work_struct qp_err_work;	/* a QP reported a fatal error */
+	struct work_struct feed_work;	/* chunks for the executor (kcoll_xport.c) */
 	struct kcoll_stats stats;
 	u32 reused;			/* connections taken over from a parent, up */
 	struct kcoll_hist *hist;	/* flight record (kcoll_history.c), may be NULL */
@@ -845,5 +855,6 @@ void kcoll_dev_exit(void);
 
 /* kcoll_main.c: the workqueue of every communicator's deferred work. */
 struct workqueue_struct *kcoll_wq_get(void);
+struct workqueue_struct *kcoll_feed_wq_get(void);
 
 #endif /* KCOLL_H */

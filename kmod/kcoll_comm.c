@@ -106,6 +106,22 @@ static void kcoll_op_complete(struct kcoll_comm *comm, struct kcoll_comm_op *op,
  * came before that).  The one whose leaving fails it is named.
  * comm->lock held.
  */
+/*
+ * Deliver what rank @peer sent before it left if that may be all @op
+ * needs of it: a chunk can still wait in the connection's FIFO for
+ * feed_work (kcoll_xport.c), and kc_exec_peer_gone() and kc_exec_needs()
+ * count only what was delivered.  When @op needs more of @peer than
+ * waits there, nothing is consumed: it fails at once.  comm->lock held.
+ */
+static void kcoll_op_take_rest(struct kcoll_comm *comm, struct kcoll_comm_op *op, u32 peer)
+{
+	struct kcoll_conn *conn = &comm->conns[peer];
+	u32 n = kcoll_conn_pending(conn, op->seq);
+
+	if (n && !kc_exec_lacks(&op->ex, peer, n))
+		kcoll_conn_feed_early(conn);
+}
+
 static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *op)
 {
 	u32 i;
@@ -117,6 +133,7 @@ static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *o
 		if (i == comm->rank || kc_exec_status(&op->ex) != -EINPROGRESS ||
 		    (!READ_ONCE(conn->departed) && !READ_ONCE(conn->bye_kind) && !conn->told))
 			continue;
+		kcoll_op_take_rest(comm, op, i);
 		if (kc_exec_peer_gone(&op->ex, i, -ECONNRESET) == -ECONNRESET) {
 			kcoll_ctl_peer_gone(comm, op, i);
 			continue;
@@ -128,8 +145,10 @@ static void kcoll_op_peers_gone(struct kcoll_comm *comm, struct kcoll_comm_op *o
 		 * teller's.  (Only fails: that rank's connection still stands,
 		 * so nothing of the operation is given up as delivered.)
 		 */
-		if (conn->bye_kind && named != i && named != comm->rank && named < comm->nranks &&
-		    kc_exec_needs(&op->ex, named)) {
+		if (!conn->bye_kind || named == i || named == comm->rank || named >= comm->nranks)
+			continue;
+		kcoll_op_take_rest(comm, op, named);
+		if (kc_exec_needs(&op->ex, named)) {
 			kc_exec_fail(&op->ex, -ECONNRESET);
 			kcoll_ctl_peer_gone(comm, op, i);
 		}
@@ -682,6 +701,7 @@ static void kcoll_comm_drop_conns(struct kcoll_comm *comm)
 	mutex_unlock(&comm->lock);
 	cancel_work_sync(&comm->fail_work);
 	cancel_work_sync(&comm->lost_work);
+	cancel_work_sync(&comm->feed_work);
 	kcoll_conns_destroy(comm);
 	/* No QP is left to report an error; dead: it queues nothing more. */
 	cancel_work_sync(&comm->qp_err_work);
@@ -728,6 +748,7 @@ struct kcoll_comm *kcoll_comm_create(const struct kcoll_comm_create *arg,
 	INIT_WORK(&comm->fail_work, kcoll_comm_fail_work);
 	INIT_WORK(&comm->lost_work, kcoll_comm_lost_work);
 	INIT_WORK(&comm->qp_err_work, kcoll_comm_qp_err_work);
+	INIT_WORK(&comm->feed_work, kcoll_comm_feed_work);
 	atomic64_set(&comm->refused, 0);
 
 	kcoll_tunables_get(tun);
@@ -923,6 +944,8 @@ void kcoll_comm_destroy_why(struct kcoll_comm *comm, u32 why, u32 code)
 	cancel_delayed_work_sync(&comm->timeout_work);
 	cancel_work_sync(&comm->fail_work);
 	cancel_work_sync(&comm->lost_work);
+	/* The QPs are stopped and dead is set: nothing queues it again. */
+	cancel_work_sync(&comm->feed_work);
 	kcoll_stall_sync(comm);
 
 	kcoll_conns_destroy(comm);

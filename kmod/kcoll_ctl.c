@@ -410,22 +410,59 @@ void kcoll_ctl_bye(struct kcoll_comm *comm, u32 why, u32 code)
 	kcoll_ctl_broadcast(comm, &m);
 }
 
-/* Why the current task closes its communicator: enum kcoll_fault_kind. */
-u32 kcoll_ctl_leave_reason(u32 *code)
+/* A process's exit code as the leaving a peer is told of: enum kcoll_fault_kind. */
+static u32 kcoll_ctl_exit_reason(int exit_code, u32 *code)
 {
-	int exit_code;
-
-	*code = 0;
-	if (!(current->flags & PF_EXITING))
-		return KCOLL_FAULT_PEER_CLOSE;
-	exit_code = current->signal->group_exit_code ? current->signal->group_exit_code :
-		    current->exit_code;
 	if (exit_code & 0x7f) {
 		*code = exit_code & 0x7f;
 		return KCOLL_FAULT_PEER_SIGNAL;
 	}
 	*code = (exit_code >> 8) & 0xff;
 	return KCOLL_FAULT_PEER_EXIT;
+}
+
+/* Why the current task closes its communicator: enum kcoll_fault_kind. */
+u32 kcoll_ctl_leave_reason(u32 *code)
+{
+	*code = 0;
+	if (!(current->flags & PF_EXITING))
+		return KCOLL_FAULT_PEER_CLOSE;
+	return kcoll_ctl_exit_reason(current->signal->group_exit_code ?
+				     current->signal->group_exit_code : current->exit_code, code);
+}
+
+/*
+ * The owner's process is on its way out: a fatal signal sets
+ * SIGNAL_GROUP_EXIT when it is sent, and do_exit() of the last thread sets
+ * it first thing (6.1 and later).  The process itself still has to run
+ * before its memory goes (kcoll_ctl_mm_release()), and on a CPU busy
+ * with this communicator's completions, whose work runs at high priority,
+ * that took up to 150 ms under TCG.  Every completion (kcoll_xport.c)
+ * looks, so that the peers hear as soon as this rank is doomed.  Read
+ * without the sighand lock (not exported): a look between the two stores
+ * under it may see the flag with an exit code of 0, which changes the
+ * reason reported, not the news.  comm->lock held.
+ */
+void kcoll_ctl_bye_if_doomed(struct kcoll_comm *comm)
+{
+	struct task_struct *task;
+	unsigned int flags = 0;
+	int exit_code = 0;
+	u32 why, code;
+
+	if (comm->bye_sent || !comm->owner)
+		return;
+	rcu_read_lock();
+	task = pid_task(comm->owner, PIDTYPE_TGID);
+	if (task) {
+		flags = READ_ONCE(task->signal->flags);
+		exit_code = READ_ONCE(task->signal->group_exit_code);
+	}
+	rcu_read_unlock();
+	if (!(flags & SIGNAL_GROUP_EXIT))
+		return;
+	why = kcoll_ctl_exit_reason(exit_code, &code);
+	kcoll_ctl_bye(comm, why, code);
 }
 
 /* KCOLL_IOC_FAULT: the first fault, or only the errno that ended the communicator. */

@@ -34,6 +34,20 @@ struct workqueue_struct *kcoll_wq_get(void)
 	return kcoll_wq;
 }
 
+/*
+ * The executor's chunks (feed_work, kcoll_xport.c): at the priority of
+ * the completion work they left, so that a busy process of the node takes
+ * no more of the CPU from them than it did (at normal priority an 8 MiB
+ * AllReduce took 24 % longer under TCG); unbound, so that they never wait
+ * behind the completion work in a CPU's concurrency-managed pool.
+ */
+static struct workqueue_struct *kcoll_feed_wq;
+
+struct workqueue_struct *kcoll_feed_wq_get(void)
+{
+	return kcoll_feed_wq;
+}
+
 static int __init kcoll_selftest(void)
 {
 	static const s32 isrc[4] = { 1, -2, 3, 0x7fffffff };
@@ -83,9 +97,14 @@ static int __init kcoll_init(void)
 	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!kcoll_wq)
 		return -ENOMEM;
+	kcoll_feed_wq = alloc_workqueue("kcoll_feed", WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!kcoll_feed_wq) {
+		ret = -ENOMEM;
+		goto err_wq;
+	}
 	ret = kcoll_listen_init();
 	if (ret)
-		goto err_wq;
+		goto err_feed_wq;
 	ret = kcoll_ibdev_init();
 	if (ret)
 		goto err_listen;
@@ -104,6 +123,8 @@ err_ibdev:
 	kcoll_ibdev_exit();
 err_listen:
 	kcoll_listen_exit();
+err_feed_wq:
+	destroy_workqueue(kcoll_feed_wq);
 err_wq:
 	destroy_workqueue(kcoll_wq);
 	return ret;
@@ -115,6 +136,7 @@ static void __exit kcoll_exit(void)
 	kcoll_genl_exit();
 	kcoll_ibdev_exit();
 	kcoll_listen_exit();
+	destroy_workqueue(kcoll_feed_wq);
 	destroy_workqueue(kcoll_wq);
 	kcoll_history_exit();
 	pr_info("unloaded\n");

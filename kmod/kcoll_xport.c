@@ -502,23 +502,67 @@ const struct kc_xport_ops kcoll_xport_ops = {
 };
 
 /*
- * Hand the active operation the early messages that belong to it, in
- * arrival order.  comm->lock held.
+ * Hand the active operation the oldest message of @conn's FIFO if it
+ * belongs to it.  Whether one was handed.  comm->lock held.
+ */
+static bool kcoll_conn_feed_one(struct kcoll_conn *conn)
+{
+	struct kcoll_comm_op *op = conn->comm->active;
+	struct kcoll_rx *rx;
+
+	if (!conn->early_n || !op || !op->ex_ready || kc_exec_status(&op->ex) != -EINPROGRESS)
+		return false;
+	rx = conn->early[conn->early_head];
+	if (kc_tag_op_seq(rx->tag) != op->seq)
+		return false;
+	conn->early_head = (conn->early_head + 1) % conn->nrx;
+	conn->early_n--;
+	kc_exec_recv(&op->ex, conn->peer, rx->tag, rx->buf, rx->len, rx);
+	return true;
+}
+
+/*
+ * Hand the active operation the messages of @conn's FIFO that belong to
+ * it, in arrival order.  comm->lock held.
  */
 void kcoll_conn_feed_early(struct kcoll_conn *conn)
 {
-	struct kcoll_comm *comm = conn->comm;
-	struct kcoll_comm_op *op = comm->active;
+	while (kcoll_conn_feed_one(conn))
+		;
+}
 
-	while (conn->early_n && op && op->ex_ready &&
-	       kc_exec_status(&op->ex) == -EINPROGRESS) {
-		struct kcoll_rx *rx = conn->early[conn->early_head];
+/* How many messages of @conn's FIFO belong to operation @op_seq.  comm->lock held. */
+u32 kcoll_conn_pending(const struct kcoll_conn *conn, u8 op_seq)
+{
+	u32 n = 0;
 
-		if (kc_tag_op_seq(rx->tag) != op->seq)
-			break;
-		conn->early_head = (conn->early_head + 1) % conn->nrx;
-		conn->early_n--;
-		kc_exec_recv(&op->ex, conn->peer, rx->tag, rx->buf, rx->len, rx);
+	while (n < conn->early_n &&
+	       kc_tag_op_seq(conn->early[(conn->early_head + n) % conn->nrx]->tag) == op_seq)
+		n++;
+	return n;
+}
+
+/*
+ * feed_work: the chunks of every connection's FIFO, one message per
+ * connection and turn, comm->lock dropped in between so that a
+ * completion (a control message above all) never waits for more than one
+ * message's copy or reduction.
+ */
+void kcoll_comm_feed_work(struct work_struct *work)
+{
+	struct kcoll_comm *comm = container_of(work, struct kcoll_comm, feed_work);
+	bool fed = true;
+	u32 i;
+
+	while (fed) {
+		fed = false;
+		mutex_lock(&comm->lock);
+		for (i = 0; i < comm->nranks; i++)
+			if (i != comm->rank && kcoll_conn_feed_one(&comm->conns[i]))
+				fed = true;
+		kcoll_comm_advance(comm);
+		mutex_unlock(&comm->lock);
+		cond_resched();
 	}
 }
 
@@ -556,6 +600,7 @@ static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kcoll_conn *conn = kcoll_conn_lock(&rx->conn);
 	struct kcoll_comm *comm = conn->comm;
 
+	kcoll_ctl_bye_if_doomed(comm);
 	rx->posted = false;
 	if (wc->status != IB_WC_SUCCESS) {
 		int err = kcoll_conn_wc_err(conn, wc);
@@ -612,7 +657,18 @@ static void kcoll_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 		conn->early[(conn->early_head + conn->early_n) % conn->nrx] = rx;
 		conn->early_n++;
-		kcoll_conn_feed_early(conn);
+		/*
+		 * A small message alone is consumed here.  A chunk (5-25 ms
+		 * of copying or reducing under TCG), or one behind others,
+		 * goes to feed_work: this work runs at high priority and in
+		 * completion order, so a farewell behind a backlog of chunks
+		 * waited for all of it, and the owner's process (a dying one
+		 * on its way to kcoll_ctl_mm_release()) got no CPU meanwhile.
+		 */
+		if (conn->early_n == 1 && rx->len <= KCOLL_FEED_INLINE_BYTES)
+			kcoll_conn_feed_early(conn);
+		else
+			queue_work(kcoll_feed_wq_get(), &comm->feed_work);
 	}
 	kcoll_comm_advance(comm);
 out:
@@ -626,6 +682,7 @@ static void kcoll_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kcoll_comm *comm = conn->comm;
 	int err = kcoll_conn_wc_err(conn, wc);
 
+	kcoll_ctl_bye_if_doomed(comm);
 	kcoll_tx_put(conn, tx);
 	if (!conn->tx_busy || !conn->ctl_busy)
 		wake_up_all(&comm->done_wq);

@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 
@@ -56,6 +57,103 @@ static inline double stamp(unsigned int rank, const char *name)
 	}
 	close(fd);
 	return st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+}
+
+/*
+ * This VM's clock on the host's, for a time that must hold the event and
+ * nothing else: a 9p round trip took 10-200 ms in a busy virtual cluster,
+ * which a stamp puts into the times it measures.  Each sample writes a
+ * file between two readings of the local clock; the host set the file's
+ * time (coarse: up to @tick late) in between, which bounds the offset
+ * from both sides.  The bounds of all samples are intersected; an empty
+ * intersection (a host tick longer than @tick) falls back to the sample
+ * with the shortest round trip.  Returns host time - CLOCK_MONOTONIC and
+ * sets *@err to half the width that remains, or returns NAN.
+ */
+#define HOST_CLOCK_SAMPLES	24
+#define HOST_CLOCK_TICK		0.004	/* the host's file times at HZ=250 */
+
+static inline double host_clock_offset(unsigned int rank, double *err)
+{
+	double lo = -INFINITY, hi = INFINITY, best_rtt = INFINITY, best = NAN;
+	char p[PATH_MAX];
+	int fd, i;
+
+	stamp_path(p, sizeof(p), rank, "clock");
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NAN;
+	for (i = 0; i < HOST_CLOCK_SAMPLES; i++) {
+		double t0 = kc_now_s(), t1, host;
+		struct stat st;
+
+		if (pwrite(fd, "x", 1, 0) != 1)
+			break;
+		t1 = kc_now_s();
+		if (fstat(fd, &st))
+			break;
+		host = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+		if (host - t1 > lo)
+			lo = host - t1;
+		if (host + HOST_CLOCK_TICK - t0 < hi)
+			hi = host + HOST_CLOCK_TICK - t0;
+		if (t1 - t0 < best_rtt) {
+			best_rtt = t1 - t0;
+			best = host + HOST_CLOCK_TICK / 2 - (t0 + t1) / 2;
+		}
+		sleep_ms(3);
+	}
+	close(fd);
+	if (i < HOST_CLOCK_SAMPLES)
+		return NAN;
+	if (lo <= hi) {
+		*err = (hi - lo) / 2;
+		return (lo + hi) / 2;
+	}
+	*err = (best_rtt + HOST_CLOCK_TICK) / 2;
+	return best;
+}
+
+/* Write our stamp @name holding host time @t (from host_clock_offset()). */
+static inline int stamp_at(unsigned int rank, const char *name, double t)
+{
+	char p[PATH_MAX], b[32];
+	int fd, n = snprintf(b, sizeof(b), "%.6f\n", t), ret = -1;
+
+	stamp_path(p, sizeof(p), rank, name);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (write(fd, b, n) == n)
+		ret = 0;
+	close(fd);
+	return ret;
+}
+
+/* Wait up to @ms for rank @rank's stamp_at() @name; the time it holds, or -1. */
+static inline double stamp_at_wait(unsigned int rank, const char *name, unsigned int ms)
+{
+	double until = kc_now_s() * 1e3 + ms, t;
+	char p[PATH_MAX], b[32];
+	ssize_t n;
+	int fd;
+
+	stamp_path(p, sizeof(p), rank, name);
+	for (;;) {
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			n = read(fd, b, sizeof(b) - 1);
+			close(fd);
+			if (n > 0 && b[n - 1] == '\n') {
+				b[n] = 0;
+				t = strtod(b, NULL);
+				return t > 0 ? t : -1;
+			}
+		}
+		if (kc_now_s() * 1e3 > until)
+			return -1;
+		sleep_ms(5);
+	}
 }
 
 /* Wait up to @ms for file @p to exist with a host time of @after or later; that time, or -1. */
